@@ -1,0 +1,79 @@
+"""Action spaces: how a policy's action becomes actuator controls.
+
+Two spaces, both with the gripper last in the canonical convention GRIPPER (below):
+- `ee_delta` (B, 7): end-effector translation (m, world frame), rotation as a rotation
+  vector (rad, world frame, applied on the left: R_new = exp(δ) R), gripper.
+- `joint_pos` (B, n_arm + 1): absolute arm joint targets (rad), gripper.
+The end-effector delta is turned into joint targets by differential IK once per control
+step; the arm's position actuators track them during the physics substeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from metasim.control.ik import dls_step
+from metasim.scene.compile import CompiledScene
+from metasim.sim.base import Kinematics
+
+GRIPPER = "[0, 1], 1 = open, 0 = closed"  # the canonical gripper convention
+ActionKind = Literal["ee_delta", "joint_pos"]
+ACTION_KINDS: tuple[ActionKind, ...] = ("ee_delta", "joint_pos")
+
+
+@dataclass
+class ActionController:
+    """Maps batched actions to a (B, nu) ctrl array for one compiled scene."""
+
+    compiled: CompiledScene
+    kind: ActionKind = "ee_delta"
+    max_joint_step: float = 0.35  # rad per control step, a guard against IK blow-ups
+    nullspace_gain: float = 0.3
+
+    def __post_init__(self) -> None:
+        if self.kind not in ACTION_KINDS:
+            raise ValueError(f"unknown action space {self.kind!r}; expected one of {ACTION_KINDS}")
+        self.index = self.compiled.index
+        self.n_arm = len(self.index.arm_qpos)
+
+    @property
+    def dim(self) -> int:
+        return 7 if self.kind == "ee_delta" else self.n_arm + 1
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """(low, high) of the action box, shape (dim,)."""
+        if self.kind == "ee_delta":
+            high = np.array([0.05, 0.05, 0.05, 0.5, 0.5, 0.5, 1.0])
+            low = -high
+            low[-1] = 0.0
+            return low, high
+        rng = self.index.arm_range
+        return np.append(rng[:, 0], 0.0), np.append(rng[:, 1], 1.0)
+
+    def to_ctrl(self, action: np.ndarray, kin: Kinematics, jac: np.ndarray,
+                base_ctrl: np.ndarray) -> np.ndarray:
+        """ctrl (B, nu) from action (B, dim), the current kinematics and the EE Jacobian."""
+        action = np.asarray(action, dtype=np.float64)
+        if action.ndim != 2 or action.shape[1] != self.dim:
+            raise ValueError(f"{self.kind} actions must be (B, {self.dim}), got {action.shape}")
+        if not np.all(np.isfinite(action)):
+            raise ValueError("actions contain NaN or inf")
+        idx = self.index
+        q = kin.qpos[:, idx.arm_qpos]
+        if self.kind == "ee_delta":
+            jac_arm = jac[:, :, idx.arm_dof]
+            dq = dls_step(jac_arm, action[:, :6], nullspace_err=idx.home - q,
+                          nullspace_gain=self.nullspace_gain)
+            target = q + np.clip(dq, -self.max_joint_step, self.max_joint_step)
+        else:
+            target = action[:, : self.n_arm]
+        ctrl = base_ctrl.copy()
+        ctrl[:, idx.arm_act] = np.clip(target, idx.arm_range[:, 0], idx.arm_range[:, 1])
+        grip = self.compiled.robot.gripper
+        if grip is not None:
+            g = np.clip(action[:, -1], 0.0, 1.0)
+            ctrl[:, idx.gripper_act] = grip.closed_ctrl + g * (grip.open_ctrl - grip.closed_ctrl)
+        return ctrl

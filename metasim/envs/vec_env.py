@@ -1,0 +1,252 @@
+"""A gymnasium vector env with Isaac Lab's conventions over any metasim backend.
+
+- `num_envs` envs stepped as one batch; observations are a dict of groups, `"policy"`
+  (what a policy may see) and `"privileged"` (simulator state for scripted experts and
+  critics), each a dict of (B, ...) arrays, or torch tensors on `device` when asked.
+- `step(action) -> (obs, reward, terminated, truncated, extras)`; `terminated` is task
+  success, `truncated` the time limit (or a physics failure, flagged in extras).
+- Per-env autoreset in the same step: the returned obs of a finished env is already the
+  first obs of its next episode, the finished episode's numbers are in `extras["episode"]`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+
+from metasim.control.actions import ActionController, ActionKind
+from metasim.rotations import mat_to_quat
+from metasim.scene.compile import CompiledScene, compile_scene
+from metasim.scene.loader import load_scene
+from metasim.scene.schema import Scene
+from metasim.sim import get_backend
+from metasim.tasks.predicates import TaskView
+from metasim.tasks.task import TaskRuntime
+
+
+def episode_seed(base_seed: int, episode: int) -> int:
+    """Seed of episode `episode` in a run seeded `base_seed` (independent streams)."""
+    return int(np.random.SeedSequence([base_seed, episode]).generate_state(1)[0])
+
+
+def as_compiled(scene: str | Path | Scene | CompiledScene) -> CompiledScene:
+    if isinstance(scene, CompiledScene):
+        return scene
+    if isinstance(scene, Scene):
+        return compile_scene(scene)
+    path = Path(scene)
+    return compile_scene(load_scene(path), source=path)
+
+
+class MetasimVectorEnv(gym.vector.VectorEnv):  # type: ignore[misc]
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": ["rgb_array"]}
+
+    def __init__(
+        self,
+        scene: str | Path | Scene | CompiledScene,
+        num_envs: int = 1,
+        backend: str = "mujoco",
+        action_space: ActionKind = "ee_delta",
+        cameras: tuple[str, ...] | list[str] = (),
+        device: str = "cpu",
+        array_type: str = "numpy",
+        seed: int = 0,
+        autoreset: bool = True,
+        render_mode: str | None = None,
+        **backend_options: Any,
+    ) -> None:
+        self.compiled = as_compiled(scene)
+        self.num_envs = num_envs
+        self.device = device
+        self.array_type = array_type
+        self.render_mode = render_mode
+        self.autoreset = autoreset
+        self.handler = get_backend(backend).launch(self.compiled, num_envs, **backend_options)
+        self.backend = backend
+        self.controller = ActionController(self.compiled, action_space)
+        self.task = TaskRuntime(self.compiled)
+        self.cameras = tuple(cameras)
+        self.max_episode_steps = self.compiled.max_steps
+        idx = self.compiled.index
+        self.object_names = idx.object_names
+        self.fixture_bodies = tuple(
+            n for n in idx.bodies if n not in ("world",) and not n.startswith("robot/")
+            and n not in idx.object_names
+        )
+        self._fixture_body_ids = np.array([idx.bodies[n] for n in self.fixture_bodies], dtype=int)
+        self.fixture_sites = tuple(n for n in idx.sites if not n.startswith("robot/"))
+        self._fixture_site_ids = np.array([idx.sites[n] for n in self.fixture_sites], dtype=int)
+        self._base_seed = seed
+        self._episodes_started = 0
+        self._seeds = np.zeros(num_envs, dtype=np.int64)
+        self._steps = np.zeros(num_envs, dtype=np.int64)
+        self._progress = np.zeros(num_envs)
+        self._init_body_pos = np.zeros((num_envs, self.compiled.model.nbody, 3))
+        self._ctrl = np.zeros((num_envs, self.compiled.model.nu))
+        self._build_spaces()
+
+    # ------------------------------------------------------------ spaces
+
+    def _build_spaces(self) -> None:
+        n_arm = len(self.compiled.index.arm_qpos)
+        n_obj = len(self.object_names)
+        inf = np.inf
+
+        def box(*shape: int) -> spaces.Box:
+            return spaces.Box(-inf, inf, shape=shape, dtype=np.float64)
+
+        policy: dict[str, spaces.Space[Any]] = {
+            "joint_pos": box(n_arm),
+            "joint_vel": box(n_arm),
+            "gripper": spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float64),
+            "ee_pos": box(3),
+            "ee_quat": box(4),
+        }
+        for cam in self.cameras:
+            w, h = self.compiled.camera_size(cam)
+            policy[f"{cam}_rgb"] = spaces.Box(0, 255, shape=(h, w, 3), dtype=np.uint8)
+        privileged = {
+            "object_pos": box(n_obj, 3),
+            "object_quat": box(n_obj, 4),
+            "fixture_qpos": box(len(self.compiled.index.joint_qpos)),
+            "fixture_body_pos": box(len(self.fixture_bodies), 3),
+            "fixture_site_pos": box(len(self.fixture_sites), 3),
+        }
+        self.single_observation_space = spaces.Dict(
+            {"policy": spaces.Dict(policy), "privileged": spaces.Dict(privileged)}
+        )
+        self.observation_space = gym.vector.utils.batch_space(
+            self.single_observation_space, self.num_envs
+        )
+        low, high = self.controller.bounds()
+        self.single_action_space = spaces.Box(low, high, dtype=np.float64)
+        self.action_space = gym.vector.utils.batch_space(self.single_action_space, self.num_envs)
+
+    # ------------------------------------------------------------ gym API
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Reset all envs, or `options["env_ids"]` with `options["seeds"]` (episode seeds)."""
+        options = options or {}
+        if seed is not None:
+            self._base_seed = seed
+            self._episodes_started = 0
+        env_ids = np.asarray(options.get("env_ids", np.arange(self.num_envs)), dtype=np.int64)
+        seeds = options.get("seeds")
+        self._reset_envs(env_ids, None if seeds is None else list(seeds))
+        return self._observe(), {"seeds": self._seeds.copy()}
+
+    def _reset_envs(self, env_ids: np.ndarray, seeds: list[int] | None) -> None:
+        if seeds is None:
+            seeds = [episode_seed(self._base_seed, self._episodes_started + k) for k in range(len(env_ids))]
+            self._episodes_started += len(env_ids)
+        base = self.handler.default_state(len(env_ids))
+        state = self.task.sample_initial(base, seeds)
+        self.handler.reset(env_ids, state)
+        self._seeds[env_ids] = seeds
+        self._steps[env_ids] = 0
+        self._progress[env_ids] = 0.0
+        self._ctrl[env_ids] = state.ctrl
+        self._init_body_pos[env_ids] = self.handler.kinematics().body_pos[env_ids]
+
+    def step(
+        self, actions: Any
+    ) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        actions = self._to_numpy(actions)
+        kin = self.handler.kinematics()
+        jac = self.handler.site_jacobian(self.compiled.index.ee_site)
+        self._ctrl = self.controller.to_ctrl(actions, kin, jac, self._ctrl)
+        self.handler.step(self._ctrl)
+        kin = self.handler.kinematics()
+        self._steps += 1
+        unstable = ~np.all(np.isfinite(kin.qpos), axis=1)
+        view = TaskView(kin, self._init_body_pos)
+        success = self.task.success(view) & ~unstable
+        self._progress = np.maximum(self._progress, self.task.progress(view, success))
+        terminated = success
+        truncated = ((self._steps >= self.max_episode_steps) | unstable) & ~terminated
+        done = terminated | truncated
+        extras: dict[str, Any] = {
+            "success": success.copy(),
+            "progress": self._progress.copy(),
+            "episode_step": self._steps.copy(),
+            "unstable": unstable,
+        }
+        if done.any():
+            ids = np.flatnonzero(done)
+            extras["episode"] = {
+                "env_ids": ids,
+                "seed": self._seeds[ids].copy(),
+                "success": success[ids].copy(),
+                "progress": self._progress[ids].copy(),
+                "length": self._steps[ids].copy(),
+                "unstable": unstable[ids].copy(),
+            }
+            if self.autoreset:
+                self._reset_envs(ids, None)
+        reward = success.astype(np.float64)
+        return (
+            self._observe(),
+            self._out(reward),
+            self._out(terminated),
+            self._out(truncated),
+            extras,
+        )
+
+    # ------------------------------------------------------------ observations
+
+    def _observe(self) -> dict[str, Any]:
+        kin = self.handler.kinematics()
+        idx = self.compiled.index
+        site = idx.ee_site
+        grip = self.compiled.robot.gripper
+        if grip is not None and len(idx.gripper_qpos):
+            opening = kin.qpos[:, idx.gripper_qpos].sum(axis=1, keepdims=True) / grip.max_width
+        else:
+            opening = np.ones((self.num_envs, 1))
+        policy = {
+            "joint_pos": kin.qpos[:, idx.arm_qpos].copy(),
+            "joint_vel": kin.qvel[:, idx.arm_dof].copy(),
+            "gripper": np.clip(opening, 0.0, 1.0),
+            "ee_pos": kin.site_pos[:, site].copy(),
+            "ee_quat": mat_to_quat(kin.site_mat[:, site]),
+        }
+        for cam in self.cameras:
+            policy[f"{cam}_rgb"] = self.handler.render(cam)
+        obj = idx.object_body
+        privileged = {
+            "object_pos": kin.body_pos[:, obj].copy(),
+            "object_quat": kin.body_quat[:, obj].copy(),
+            "fixture_qpos": kin.qpos[:, idx.joint_qpos].copy(),
+            "fixture_body_pos": kin.body_pos[:, self._fixture_body_ids].copy(),
+            "fixture_site_pos": kin.site_pos[:, self._fixture_site_ids].copy(),
+        }
+        return {"policy": self._out(policy), "privileged": self._out(privileged)}
+
+    def _out(self, value: Any) -> Any:
+        if self.array_type == "numpy":
+            return value
+        import torch
+
+        if isinstance(value, dict):
+            return {k: self._out(v) for k, v in value.items()}
+        return torch.from_numpy(np.ascontiguousarray(value)).to(self.device)
+
+    @staticmethod
+    def _to_numpy(actions: Any) -> np.ndarray:
+        if hasattr(actions, "detach"):
+            actions = actions.detach().cpu().numpy()
+        return np.asarray(actions, dtype=np.float64)
+
+    def render(self) -> np.ndarray | None:
+        cam = self.cameras[0] if self.cameras else self.compiled.model.camera(0).name
+        return self.handler.render(cam)
+
+    def close(self, **kwargs: Any) -> None:
+        self.handler.close()

@@ -1,0 +1,29 @@
+"""User-facing errors: bad input that the CLI reports in one paragraph with exit code 2."""
+
+from __future__ import annotations
+
+
+class MetasimInputError(Exception):
+    """Bad input from the user (a file, a field, an argument). Never shown as a traceback.
+
+    `source` names the file or argument, `problems` lists one line per problem
+    ("line 12, objects[0].mass: expected a number > 0, got -1").
+    """
+
+    exit_code = 2
+
+    def __init__(self, source: str, problems: list[str], hint: str = "") -> None:
+        self.source = source
+        self.problems = problems
+        self.hint = hint
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        head = f"error: {self.source}: " if self.source else "error: "
+        if len(self.problems) == 1:
+            text = head + self.problems[0]
+        else:
+            text = head + f"{len(self.problems)} problems: " + "; ".join(self.problems)
+        if self.hint:
+            text += f". {self.hint}"
+        return text

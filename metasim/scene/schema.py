@@ -1,0 +1,442 @@
+"""The scene schema: typed models that a scene YAML file loads into.
+
+One schema for everything a scene declares: the robot, objects, fixtures, cameras,
+lights, materials, initial-state ranges and the task (instruction, success predicate
+tree, subgoals, time limit, control frequency). Units are SI: metres, kilograms,
+seconds, radians (fovy in degrees, as MuJoCo has it). Quaternions are (w, x, y, z).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
+from pydantic.functional_validators import AfterValidator
+from pydantic_core import PydanticCustomError
+
+Vec3 = tuple[float, float, float]
+Quat = tuple[float, float, float, float]
+RGBA = tuple[float, float, float, float]
+PositiveFloat = Annotated[float, Field(gt=0)]
+NonNegFloat = Annotated[float, Field(ge=0)]
+
+
+class Strict(BaseModel):
+    """Base model: unknown keys are errors, values are not coerced silently."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _unit_quat(q: Quat) -> Quat:
+    norm = sum(c * c for c in q) ** 0.5
+    if norm < 1e-9:
+        raise PydanticCustomError("zero_quat", "a quaternion (w, x, y, z) must not be all zeros")
+    return q
+
+
+UnitQuat = Annotated[Quat, AfterValidator(_unit_quat)]
+
+
+# ---------------------------------------------------------------- appearance
+
+
+class TextureSpec(Strict):
+    """A texture: a built-in MuJoCo pattern or an image file (PNG), relative to the scene."""
+
+    builtin: Literal["checker", "gradient", "flat"] | None = None
+    file: str | None = None
+    rgb1: Vec3 = (0.8, 0.8, 0.8)
+    rgb2: Vec3 = (0.5, 0.5, 0.5)
+    width: Annotated[int, Field(gt=0, le=4096)] = 256
+    height: Annotated[int, Field(gt=0, le=4096)] = 256
+
+    @model_validator(mode="after")
+    def _one_source(self) -> TextureSpec:
+        if (self.builtin is None) == (self.file is None):
+            raise PydanticCustomError(
+                "texture_source", "a texture needs exactly one of 'builtin' or 'file'"
+            )
+        return self
+
+
+class MaterialSpec(Strict):
+    name: str
+    rgba: RGBA = (1.0, 1.0, 1.0, 1.0)
+    texture: TextureSpec | None = None
+    texrepeat: tuple[float, float] = (1.0, 1.0)
+    specular: Annotated[float, Field(ge=0, le=1)] = 0.3
+    shininess: Annotated[float, Field(ge=0, le=1)] = 0.3
+    reflectance: Annotated[float, Field(ge=0, le=1)] = 0.0
+
+
+# ---------------------------------------------------------------- robot
+
+
+class RobotSpec(Strict):
+    """The robot: `panda` (built in), `mjcf:<path>` or `menagerie:<name>`.
+
+    `init_qpos` overrides the robot's home arm configuration; `init_noise` adds uniform
+    noise of that half-width (rad) to every arm joint at reset.
+    """
+
+    name: str = "panda"
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    yaw: float = 0.0
+    init_qpos: list[float] | None = None
+    init_noise: NonNegFloat = 0.0
+    gripper_init: Annotated[float, Field(ge=0, le=1)] = 1.0
+
+
+# ---------------------------------------------------------------- objects
+
+
+class InitRange(Strict):
+    """Uniform initial-state range added to the nominal pose at every reset."""
+
+    pos_low: Vec3 = (0.0, 0.0, 0.0)
+    pos_high: Vec3 = (0.0, 0.0, 0.0)
+    yaw_low: float = 0.0
+    yaw_high: float = 0.0
+
+    @model_validator(mode="after")
+    def _ordered(self) -> InitRange:
+        if any(lo > hi for lo, hi in zip(self.pos_low, self.pos_high, strict=True)):
+            raise PydanticCustomError("range_order", "pos_low must be <= pos_high on every axis")
+        if self.yaw_low > self.yaw_high:
+            raise PydanticCustomError("range_order", "yaw_low must be <= yaw_high")
+        return self
+
+
+ShapeName = Literal["box", "sphere", "cylinder", "capsule", "mesh", "mjcf"]
+_SIZE_LEN = {"box": 3, "sphere": 1, "cylinder": 2, "capsule": 2}
+
+
+class ObjectSpec(Strict):
+    """A rigid object. `size` follows MuJoCo: box half-extents (3), sphere radius (1),
+    cylinder/capsule (radius, half-length). `mesh` and `mjcf` name a file relative to
+    the scene file. `free: false` welds the object to the world."""
+
+    name: str
+    shape: ShapeName
+    size: list[PositiveFloat] | None = None
+    mesh: str | None = None
+    mjcf: str | None = None
+    scale: Vec3 = (1.0, 1.0, 1.0)
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    quat: UnitQuat = (1.0, 0.0, 0.0, 0.0)
+    free: bool = True
+    mass: PositiveFloat = 0.1
+    friction: tuple[NonNegFloat, NonNegFloat, NonNegFloat] = (1.0, 0.005, 0.0001)
+    rgba: RGBA | None = None
+    material: str | None = None
+    collide: bool = True
+    init: InitRange = InitRange()
+
+    @model_validator(mode="after")
+    def _shape_fields(self) -> ObjectSpec:
+        if self.shape in _SIZE_LEN:
+            want = _SIZE_LEN[self.shape]
+            if self.size is None or len(self.size) != want:
+                raise PydanticCustomError(
+                    "shape_size",
+                    "a {shape} needs 'size' with {want} positive number(s)",
+                    {"shape": self.shape, "want": want},
+                )
+        if self.shape == "mesh" and not self.mesh:
+            raise PydanticCustomError("shape_file", "shape 'mesh' needs 'mesh: <file>'")
+        if self.shape == "mjcf" and not self.mjcf:
+            raise PydanticCustomError("shape_file", "shape 'mjcf' needs 'mjcf: <file>'")
+        if self.rgba is not None and self.material is not None:
+            raise PydanticCustomError("color", "give either 'rgba' or 'material', not both")
+        return self
+
+
+# ---------------------------------------------------------------- fixtures
+
+
+class TableSpec(Strict):
+    """A table whose top surface is at `height` (z), centred at `pos` (x, y)."""
+
+    type: Literal["table"]
+    name: str
+    pos: tuple[float, float] = (0.55, 0.0)
+    height: float = 0.0
+    half_size: tuple[PositiveFloat, PositiveFloat] = (0.45, 0.6)
+    thickness: PositiveFloat = 0.04
+    leg_length: PositiveFloat = 0.71
+    rgba: RGBA | None = None
+    material: str | None = None
+    friction: tuple[NonNegFloat, NonNegFloat, NonNegFloat] = (1.0, 0.005, 0.0001)
+
+
+class DrawerSpec(Strict):
+    """A cabinet with one drawer on a slide joint; the front faces -x rotated by `yaw`.
+
+    The joint `<name>/slide` is 0 when closed and `travel` when fully open. The handle
+    is a tab with an end cap that a parallel gripper can hook (site `<name>/handle`).
+    """
+
+    type: Literal["drawer"]
+    name: str
+    pos: Vec3 = (0.75, 0.0, 0.0)
+    yaw: float = 0.0
+    outer: tuple[PositiveFloat, PositiveFloat, PositiveFloat] = (0.3, 0.32, 0.12)
+    travel: PositiveFloat = 0.2
+    init_open: Annotated[float, Field(ge=0, le=1)] = 0.0
+    init_open_range: tuple[float, float] | None = None
+    damping: NonNegFloat = 4.0
+    rgba: RGBA = (0.55, 0.42, 0.3, 1.0)
+    material: str | None = None
+
+
+class BinSpec(Strict):
+    """An open box fixed to the table: inner half-extents `half_size`, walls `wall` thick."""
+
+    type: Literal["bin"]
+    name: str
+    pos: Vec3 = (0.55, 0.25, 0.0)
+    half_size: Vec3 = (0.08, 0.08, 0.04)
+    wall: PositiveFloat = 0.008
+    rgba: RGBA = (0.3, 0.35, 0.45, 1.0)
+    material: str | None = None
+
+
+class MarkerSpec(Strict):
+    """A flat, non-colliding coloured patch on the table (a goal region shown to cameras)."""
+
+    type: Literal["marker"]
+    name: str
+    pos: Vec3 = (0.6, 0.0, 0.0)
+    half_size: tuple[PositiveFloat, PositiveFloat] = (0.05, 0.05)
+    rgba: RGBA = (0.1, 0.7, 0.2, 1.0)
+
+
+FixtureSpec = Annotated[
+    TableSpec | DrawerSpec | BinSpec | MarkerSpec, Field(discriminator="type")
+]
+
+
+# ---------------------------------------------------------------- cameras and lights
+
+
+class CameraSpec(Strict):
+    """A camera: fixed (`pos` with `look_at` or `quat`) or on the robot (`mount: wrist`)."""
+
+    name: str
+    mount: Literal["world", "wrist"] = "world"
+    pos: Vec3 | None = None
+    look_at: Vec3 | None = None
+    up: Vec3 = (0.0, 0.0, 1.0)
+    quat: UnitQuat | None = None
+    fovy: Annotated[float, Field(gt=0, lt=180)] = 45.0
+    width: Annotated[int, Field(gt=0, le=4096)] = 256
+    height: Annotated[int, Field(gt=0, le=4096)] = 256
+
+    @model_validator(mode="after")
+    def _pose(self) -> CameraSpec:
+        if self.mount == "world":
+            if self.pos is None:
+                raise PydanticCustomError("camera_pose", "a world camera needs 'pos'")
+            if (self.look_at is None) == (self.quat is None):
+                raise PydanticCustomError(
+                    "camera_pose", "a world camera needs exactly one of 'look_at' or 'quat'"
+                )
+        return self
+
+
+class LightSpec(Strict):
+    name: str
+    pos: Vec3 = (0.5, 0.0, 2.0)
+    dir: Vec3 = (0.0, 0.0, -1.0)
+    diffuse: Vec3 = (0.7, 0.7, 0.7)
+    ambient: Vec3 = (0.1, 0.1, 0.1)
+    directional: bool = False
+    castshadow: bool = True
+
+
+# ---------------------------------------------------------------- task
+
+
+class Region(Strict):
+    """An axis-aligned box, in the world frame or in the frame of body `frame`."""
+
+    center: Vec3
+    half_size: tuple[PositiveFloat, PositiveFloat, PositiveFloat]
+    frame: str | None = None
+
+
+class InRegionArgs(Strict):
+    object: str
+    region: Region
+
+
+class OnArgs(Strict):
+    object: str
+    support: str
+    xy_margin: NonNegFloat = 0.0
+    z_tolerance: PositiveFloat = 0.015
+
+
+class LiftedArgs(Strict):
+    object: str
+    height: PositiveFloat
+
+
+class JointFractionArgs(Strict):
+    joint: str
+    fraction: Annotated[float, Field(ge=0, le=1)]
+
+
+class GraspedArgs(Strict):
+    object: str
+
+
+class InRegion(Strict):
+    in_region: InRegionArgs
+
+
+class On(Strict):
+    on: OnArgs
+
+
+class Lifted(Strict):
+    lifted: LiftedArgs
+
+
+class JointOpen(Strict):
+    joint_open: JointFractionArgs
+
+
+class JointClosed(Strict):
+    joint_closed: JointFractionArgs
+
+
+class Grasped(Strict):
+    grasped: GraspedArgs
+
+
+class AllOf(Strict):
+    all: Annotated[list[Predicate], Field(min_length=1)]
+
+
+class AnyOf(Strict):
+    any: Annotated[list[Predicate], Field(min_length=1)]
+
+
+class Not(Strict):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    not_: Predicate = Field(alias="not")
+
+
+PREDICATE_KINDS = (
+    "all",
+    "any",
+    "not",
+    "in_region",
+    "on",
+    "lifted",
+    "joint_open",
+    "joint_closed",
+    "grasped",
+)
+
+
+def _predicate_tag(value: Any) -> str | None:
+    if isinstance(value, dict) and len(value) == 1:
+        key = next(iter(value))
+        return key if key in PREDICATE_KINDS else None
+    if isinstance(value, BaseModel):
+        return next(iter(type(value).model_fields)).rstrip("_")
+    return None
+
+
+Predicate = Annotated[
+    Annotated[AllOf, Tag("all")]
+    | Annotated[AnyOf, Tag("any")]
+    | Annotated[Not, Tag("not")]
+    | Annotated[InRegion, Tag("in_region")]
+    | Annotated[On, Tag("on")]
+    | Annotated[Lifted, Tag("lifted")]
+    | Annotated[JointOpen, Tag("joint_open")]
+    | Annotated[JointClosed, Tag("joint_closed")]
+    | Annotated[Grasped, Tag("grasped")],
+    Field(
+        discriminator=Discriminator(
+            _predicate_tag,
+            custom_error_type="predicate",
+            custom_error_message=(
+                "a predicate is a mapping with exactly one key, one of: "
+                + ", ".join(PREDICATE_KINDS)
+            ),
+            custom_error_context={},
+        )
+    ),
+]
+
+AllOf.model_rebuild()
+AnyOf.model_rebuild()
+Not.model_rebuild()
+
+
+class ExpertSpec(Strict):
+    """Parameters of the built-in scripted expert for this task (state-based, IK)."""
+
+    skill: Literal["pick_lift", "pick_place", "push", "open_drawer", "close_drawer"]
+    object: str | None = None
+    target: str | None = None
+    target_offset: Vec3 = (0.0, 0.0, 0.0)
+    fixture: str | None = None
+    lift: PositiveFloat = 0.15
+
+
+class TaskSpec(Strict):
+    instruction: Annotated[str, Field(min_length=1)]
+    success: Predicate
+    subgoals: list[Predicate] = []
+    time_limit: PositiveFloat = 10.0
+    control_hz: Annotated[float, Field(gt=0, le=1000)] = 20.0
+    expert: ExpertSpec | None = None
+
+
+class PhysicsSpec(Strict):
+    timestep: Annotated[float, Field(gt=0, le=0.05)] = 0.002
+    gravity: Vec3 = (0.0, 0.0, -9.81)
+    integrator: Literal["implicitfast", "euler", "rk4", "implicit"] = "implicitfast"
+    impratio: PositiveFloat = 1.0
+    cone: Literal["pyramidal", "elliptic"] = "pyramidal"
+    floor: bool = True
+
+
+class Scene(Strict):
+    """A complete scene with its task. Loaded from YAML by `metasim.scene.load_scene`."""
+
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]+$")]
+    description: str = ""
+    robot: RobotSpec = RobotSpec()
+    physics: PhysicsSpec = PhysicsSpec()
+    materials: list[MaterialSpec] = []
+    fixtures: list[FixtureSpec] = []
+    objects: list[ObjectSpec] = []
+    cameras: list[CameraSpec] = []
+    lights: list[LightSpec] = []
+    task: TaskSpec
+
+    @field_validator("objects", "fixtures", "cameras", "lights", "materials")
+    @classmethod
+    def _unique_names(cls, items: list[Any]) -> list[Any]:
+        seen: set[str] = set()
+        for item in items:
+            if item.name in seen:
+                raise PydanticCustomError(
+                    "duplicate_name", "the name {name!r} is used twice", {"name": item.name}
+                )
+            seen.add(item.name)
+        return items

@@ -1,0 +1,161 @@
+"""The simulator-agnostic handler API that every backend implements.
+
+A handler owns `num_envs` copies of one compiled scene and steps them together.
+State is a batch of arrays with the env axis first. One `step` is one control step:
+`substeps` physics steps with the control held constant.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from metasim.scene.compile import CompiledScene
+
+
+@dataclass
+class SimState:
+    """Full physics state of a batch of envs; enough to continue stepping exactly.
+
+    Shapes: time (B,), qpos (B, nq), qvel (B, nv), act (B, na), ctrl (B, nu),
+    qacc_warmstart (B, nv), mocap_pos (B, nmocap, 3), mocap_quat (B, nmocap, 4).
+    """
+
+    time: np.ndarray
+    qpos: np.ndarray
+    qvel: np.ndarray
+    act: np.ndarray
+    ctrl: np.ndarray
+    qacc_warmstart: np.ndarray
+    mocap_pos: np.ndarray
+    mocap_quat: np.ndarray
+
+    def take(self, env_ids: np.ndarray | Sequence[int]) -> SimState:
+        """The sub-batch for `env_ids` (copies)."""
+        idx = np.asarray(env_ids)
+        return SimState(**{f.name: getattr(self, f.name)[idx].copy() for f in fields(self)})
+
+    def copy(self) -> SimState:
+        return SimState(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
+
+    def allclose(self, other: SimState, atol: float = 0.0) -> bool:
+        return all(
+            np.allclose(getattr(self, f.name), getattr(other, f.name), atol=atol, rtol=0)
+            for f in fields(self)
+        )
+
+
+@dataclass
+class Kinematics:
+    """The current joint state and the positions computed from it. Shapes: qpos (B, nq),
+    qvel (B, nv), body_pos (B, nbody, 3), body_quat (B, nbody, 4), site_pos (B, nsite, 3),
+    site_mat (B, nsite, 3, 3). Read-only views owned by the handler."""
+
+    qpos: np.ndarray
+    qvel: np.ndarray
+    body_pos: np.ndarray
+    body_quat: np.ndarray
+    site_pos: np.ndarray
+    site_mat: np.ndarray
+
+
+@dataclass(frozen=True)
+class ModelEdit:
+    """A per-env change of one model field, e.g. ("geom_friction", geom_id, (B, 3) values).
+
+    `field` names an `MjModel` attribute; `index` selects its row; `values` has the env
+    axis first. The physics-perturbation axes of the evaluator are built from these.
+    """
+
+    field: str
+    index: int
+    values: np.ndarray
+
+
+class Handler(ABC):
+    """Base of every backend. Public methods check arguments, then call `_private` ones."""
+
+    def __init__(self, compiled: CompiledScene, num_envs: int) -> None:
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        self.compiled = compiled
+        self.model = compiled.model
+        self.num_envs = num_envs
+        self.substeps = compiled.substeps
+
+    @classmethod
+    def launch(cls, compiled: CompiledScene, num_envs: int, **options: object) -> Handler:
+        return cls(compiled, num_envs, **options)  # type: ignore[arg-type]
+
+    def reset(self, env_ids: np.ndarray | Sequence[int], state: SimState) -> None:
+        """Put envs `env_ids` into `state` (a batch of len(env_ids)) and recompute kinematics."""
+        ids = np.asarray(env_ids, dtype=np.int64)
+        if len(ids) != state.qpos.shape[0]:
+            raise ValueError(f"{len(ids)} env ids but a state batch of {state.qpos.shape[0]}")
+        self._reset(ids, state)
+
+    def step(self, ctrl: np.ndarray) -> None:
+        """Advance every env by one control step (`substeps` physics steps). ctrl: (B, nu)."""
+        ctrl = np.asarray(ctrl, dtype=np.float64)
+        if ctrl.shape != (self.num_envs, self.model.nu):
+            raise ValueError(f"ctrl must be {(self.num_envs, self.model.nu)}, got {ctrl.shape}")
+        self._step(ctrl)
+
+    def get_state(self) -> SimState:
+        return self._get_state()
+
+    def set_state(self, state: SimState) -> None:
+        self.reset(np.arange(self.num_envs), state)
+
+    def default_state(self, n: int) -> SimState:
+        """The model's reference configuration, repeated `n` times."""
+        m = self.model
+        return SimState(
+            time=np.zeros(n),
+            qpos=np.tile(m.qpos0, (n, 1)),
+            qvel=np.zeros((n, m.nv)),
+            act=np.zeros((n, m.na)),
+            ctrl=np.zeros((n, m.nu)),
+            qacc_warmstart=np.zeros((n, m.nv)),
+            mocap_pos=np.tile(m.body_pos[m.body_mocapid >= 0], (n, 1, 1)).reshape(n, m.nmocap, 3),
+            mocap_quat=np.tile(m.body_quat[m.body_mocapid >= 0], (n, 1, 1)).reshape(n, m.nmocap, 4),
+        )
+
+    def apply(self, edit: ModelEdit) -> None:
+        """Change one model field per env (physics perturbations)."""
+        values = np.asarray(edit.values, dtype=np.float64)
+        if values.shape[0] != self.num_envs:
+            raise ValueError(f"values need {self.num_envs} rows (one per env), got {values.shape}")
+        if not hasattr(self.model, edit.field):
+            raise ValueError(f"MjModel has no field {edit.field!r}")
+        self._apply(edit.field, edit.index, values)
+
+    @abstractmethod
+    def kinematics(self) -> Kinematics: ...
+
+    @abstractmethod
+    def site_jacobian(self, site: int) -> np.ndarray:
+        """(B, 6, nv): translational rows then rotational rows, world frame."""
+
+    @abstractmethod
+    def render(self, camera: str, env_ids: Sequence[int] | None = None,
+               width: int | None = None, height: int | None = None) -> np.ndarray:
+        """(len(env_ids), H, W, 3) uint8 images from the named camera."""
+
+    @abstractmethod
+    def _reset(self, env_ids: np.ndarray, state: SimState) -> None: ...
+
+    @abstractmethod
+    def _step(self, ctrl: np.ndarray) -> None: ...
+
+    @abstractmethod
+    def _get_state(self) -> SimState: ...
+
+    @abstractmethod
+    def _apply(self, field: str, index: int, values: np.ndarray) -> None: ...
+
+    def close(self) -> None:
+        """Release threads and renderers."""
