@@ -35,6 +35,15 @@ def fixture_bodies(scene: Scene) -> set[str]:
     return names
 
 
+def fixture_sites(scene: Scene) -> set[str]:
+    """Site names the fixtures create (usable as expert targets)."""
+    names: set[str] = set()
+    for fx in scene.fixtures:
+        if isinstance(fx, DrawerSpec):
+            names.update({f"{fx.name}/handle", f"{fx.name}/inside"})
+    return names
+
+
 def joint_names(scene: Scene) -> set[str]:
     """Articulated joints by the names predicates may use (fixture name or full joint name)."""
     names: set[str] = set()
@@ -160,7 +169,7 @@ def _expert_issues(scene: Scene) -> Iterator[Issue]:
     if exp is None:
         return
     objects = {o.name for o in scene.objects}
-    targets = objects | fixture_bodies(scene)
+    targets = objects | fixture_bodies(scene) | fixture_sites(scene)
     drawers = {f.name for f in scene.fixtures if isinstance(f, DrawerSpec)}
     needs_object = exp.skill in ("pick_lift", "pick_place", "push")
     if needs_object and exp.object not in objects:
@@ -169,7 +178,8 @@ def _expert_issues(scene: Scene) -> Iterator[Issue]:
         )
     if exp.skill in ("pick_place", "push") and exp.target not in targets:
         yield ("task", "expert", "target"), (
-            f"skill {exp.skill!r} needs 'target' naming an object or fixture ({_some(targets)})"
+            f"skill {exp.skill!r} needs 'target' naming an object, fixture or fixture site "
+            f"({_some(targets)})"
         )
     if exp.skill in ("open_drawer", "close_drawer") and exp.fixture not in drawers:
         yield ("task", "expert", "fixture"), (

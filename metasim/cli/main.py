@@ -1,0 +1,76 @@
+"""The `metasim` command: thin verbs that parse arguments and call one library function."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from metasim.errors import MetasimInputError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports bad arguments in one paragraph with exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"error: {self.prog}: {message} (see '{self.prog} --help')\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="metasim", description=__doc__)
+    verbs = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
+
+    ev = verbs.add_parser("eval", help="evaluate a policy on a task suite (Hydra overrides)")
+    ev.add_argument("overrides", nargs="*", help="e.g. suite=tabletop policy=scripted num_envs=8")
+    ev.add_argument("--quiet", action="store_true", help="no progress bar or table")
+
+    scene = verbs.add_parser("scene", help="validate, render or describe scene files")
+    sv = scene.add_subparsers(dest="scene_verb", required=True, parser_class=_Parser)
+    val = sv.add_parser("validate", help="check scene files; exit 2 on the first bad one")
+    val.add_argument("files", nargs="+")
+    ren = sv.add_parser("render", help="write a PNG per camera")
+    ren.add_argument("file")
+    ren.add_argument("--out", required=True)
+    sv.add_parser("schema", help="print the JSON Schema of scene files")
+
+    bench = verbs.add_parser("bench", help="benchmarks printed as JSON")
+    bv = bench.add_subparsers(dest="bench_verb", required=True, parser_class=_Parser)
+    phys = bv.add_parser("physics", help="eval-loop env steps/s next to raw mujoco.rollout")
+    phys.add_argument("--scene", default="scenes/lift_cube.yaml")
+    phys.add_argument("--backend", default="mujoco")
+    phys.add_argument("--num-envs", type=int, nargs="+", default=[16])
+    phys.add_argument("--steps", type=int, default=200, help="control steps per measurement")
+    phys.add_argument("--threads", type=int, default=None)
+    return parser
+
+
+def run(argv: Sequence[str]) -> int:
+    args = build_parser().parse_args(argv)
+    if args.verb == "scene":
+        from metasim.cli import scene_cmds
+
+        return scene_cmds.run(args)
+    if args.verb == "eval":
+        from metasim.evaluate.runner import run_eval_cli
+
+        return run_eval_cli(list(args.overrides), quiet=args.quiet)
+    if args.verb == "bench":
+        from metasim.evaluate.bench import run_physics_bench_cli
+
+        return run_physics_bench_cli(args)
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        code = run(sys.argv[1:] if argv is None else argv)
+    except MetasimInputError as exc:
+        sys.stderr.write(exc.render() + "\n")
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        code = 130
+    if argv is None:
+        raise SystemExit(code)
+    return code
