@@ -31,6 +31,7 @@ class ActionController:
     compiled: CompiledScene
     kind: ActionKind = "ee_delta"
     max_joint_step: float = 0.35  # rad per control step, a guard against IK blow-ups
+    max_lead: float = 0.3  # rad the joint target may run ahead of the measured joint
     nullspace_gain: float = 0.3
 
     def __post_init__(self) -> None:
@@ -53,8 +54,9 @@ class ActionController:
         rng = self.index.arm_range
         return np.append(rng[:, 0], 0.0), np.append(rng[:, 1], 1.0)
 
-    def to_ctrl(self, action: np.ndarray, kin: Kinematics, jac: np.ndarray,
-                base_ctrl: np.ndarray) -> np.ndarray:
+    def to_ctrl(
+        self, action: np.ndarray, kin: Kinematics, jac: np.ndarray, base_ctrl: np.ndarray
+    ) -> np.ndarray:
         """ctrl (B, nu) from action (B, dim), the current kinematics and the EE Jacobian."""
         action = np.asarray(action, dtype=np.float64)
         if action.ndim != 2 or action.shape[1] != self.dim:
@@ -64,10 +66,20 @@ class ActionController:
         idx = self.index
         q = kin.qpos[:, idx.arm_qpos]
         if self.kind == "ee_delta":
+            # Integrate the joint target (the previous command), not the measured joints:
+            # the actuators lag a control step behind, and deltas must add up to the motion
+            # a policy asked for. The target may lead the arm by at most `max_lead`
+            # (anti-windup when the arm is blocked by contact).
+            prev = base_ctrl[:, idx.arm_act]
             jac_arm = jac[:, :, idx.arm_dof]
-            dq = dls_step(jac_arm, action[:, :6], nullspace_err=idx.home - q,
-                          nullspace_gain=self.nullspace_gain)
-            target = q + np.clip(dq, -self.max_joint_step, self.max_joint_step)
+            dq = dls_step(
+                jac_arm,
+                action[:, :6],
+                nullspace_err=idx.home - prev,
+                nullspace_gain=self.nullspace_gain,
+            )
+            target = prev + np.clip(dq, -self.max_joint_step, self.max_joint_step)
+            target = np.clip(target, q - self.max_lead, q + self.max_lead)
         else:
             target = action[:, : self.n_arm]
         ctrl = base_ctrl.copy()

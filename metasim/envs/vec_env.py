@@ -43,8 +43,11 @@ def as_compiled(scene: str | Path | Scene | CompiledScene) -> CompiledScene:
     return compile_scene(load_scene(path), source=path)
 
 
-class MetasimVectorEnv(gym.vector.VectorEnv):  # type: ignore[misc]
-    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": ["rgb_array"]}
+class MetasimVectorEnv(gym.vector.VectorEnv):
+    metadata = {  # noqa: RUF012  (gymnasium reads it as a class attribute)
+        "autoreset_mode": AutoresetMode.SAME_STEP,
+        "render_modes": ["rgb_array"],
+    }
 
     def __init__(
         self,
@@ -75,8 +78,9 @@ class MetasimVectorEnv(gym.vector.VectorEnv):  # type: ignore[misc]
         idx = self.compiled.index
         self.object_names = idx.object_names
         self.fixture_bodies = tuple(
-            n for n in idx.bodies if n not in ("world",) and not n.startswith("robot/")
-            and n not in idx.object_names
+            n
+            for n in idx.bodies
+            if n not in ("world",) and not n.startswith("robot/") and n not in idx.object_names
         )
         self._fixture_body_ids = np.array([idx.bodies[n] for n in self.fixture_bodies], dtype=int)
         self.fixture_sites = tuple(n for n in idx.sites if not n.startswith("robot/"))
@@ -110,7 +114,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):  # type: ignore[misc]
         for cam in self.cameras:
             w, h = self.compiled.camera_size(cam)
             policy[f"{cam}_rgb"] = spaces.Box(0, 255, shape=(h, w, 3), dtype=np.uint8)
-        privileged = {
+        privileged: dict[str, spaces.Space[Any]] = {
             "object_pos": box(n_obj, 3),
             "object_quat": box(n_obj, 4),
             "fixture_qpos": box(len(self.compiled.index.joint_qpos)),
@@ -144,7 +148,10 @@ class MetasimVectorEnv(gym.vector.VectorEnv):  # type: ignore[misc]
 
     def _reset_envs(self, env_ids: np.ndarray, seeds: list[int] | None) -> None:
         if seeds is None:
-            seeds = [episode_seed(self._base_seed, self._episodes_started + k) for k in range(len(env_ids))]
+            seeds = [
+                episode_seed(self._base_seed, self._episodes_started + k)
+                for k in range(len(env_ids))
+            ]
             self._episodes_started += len(env_ids)
         base = self.handler.default_state(len(env_ids))
         state = self.task.sample_initial(base, seeds)
@@ -244,7 +251,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):  # type: ignore[misc]
             actions = actions.detach().cpu().numpy()
         return np.asarray(actions, dtype=np.float64)
 
-    def render(self) -> np.ndarray | None:
+    def render(self) -> np.ndarray | None:  # type: ignore[override]
         cam = self.cameras[0] if self.cameras else self.compiled.model.camera(0).name
         return self.handler.render(cam)
 

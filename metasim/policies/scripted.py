@@ -211,7 +211,12 @@ class ScriptedExpert:
         if self.align_to is None:
             return np.zeros(v.ee.shape[0])
         yaw = v.obj_yaw(self.align_to)
-        return np.asarray((yaw + np.pi / 4) % (np.pi / 2) - np.pi / 4)  # 4-fold symmetric objects
+        cur = quat_to_mat(np.asarray(v.p["ee_quat"]))
+        grip_yaw = np.arctan2(cur[:, 1, 0], cur[:, 0, 0])
+        # A 4-fold symmetric object: of its yaws modulo 90 degrees take the one nearest the
+        # gripper's, so the target never flips by 90 degrees near the +-45 degree wrap.
+        quarter = np.pi / 2
+        return np.asarray(yaw + quarter * np.round((grip_yaw - yaw) / quarter))
 
     def act(self, obs: dict[str, Any]) -> np.ndarray:
         v = ObsView(obs, self.ctx)

@@ -17,8 +17,8 @@ import mujoco
 import numpy as np
 
 from metasim.errors import MetasimInputError
-from metasim.scene import fixtures
 from metasim.rotations import look_at_quat, yaw_quat
+from metasim.scene import fixtures
 from metasim.scene.robots import RobotDescriptor, resolve_robot
 from metasim.scene.schema import CameraSpec, MaterialSpec, ObjectSpec, Scene
 
@@ -98,7 +98,9 @@ class CompiledScene:
         return self.index.joint_names.index(full)
 
 
-def compile_scene(scene: Scene, base_dir: Path | None = None, source: Path | None = None) -> CompiledScene:
+def compile_scene(
+    scene: Scene, base_dir: Path | None = None, source: Path | None = None
+) -> CompiledScene:
     """Build the MjSpec for `scene` and compile it; MuJoCo's own errors become input errors."""
     base_dir = base_dir or (source.parent if source else Path.cwd())
     robot = resolve_robot(scene.robot.name, base_dir)
@@ -129,7 +131,9 @@ def compile_scene(scene: Scene, base_dir: Path | None = None, source: Path | Non
     try:
         model = spec.compile()
     except ValueError as exc:
-        raise MetasimInputError(str(source or scene.name), [f"MuJoCo cannot compile it: {exc}"]) from None
+        raise MetasimInputError(
+            str(source or scene.name), [f"MuJoCo cannot compile it: {exc}"]
+        ) from None
     substeps = max(1, round(1.0 / (scene.task.control_hz * model.opt.timestep)))
     index = _index(model, scene, robot)
     return CompiledScene(scene, source, robot, spec, model, index, substeps)
@@ -142,7 +146,9 @@ def _options(spec: mujoco.MjSpec, scene: Scene) -> None:
     spec.option.integrator = _INTEGRATOR[phys.integrator]
     spec.option.impratio = phys.impratio
     spec.option.cone = (
-        mujoco.mjtCone.mjCONE_ELLIPTIC if phys.cone == "elliptic" else mujoco.mjtCone.mjCONE_PYRAMIDAL
+        mujoco.mjtCone.mjCONE_ELLIPTIC
+        if phys.cone == "elliptic"
+        else mujoco.mjtCone.mjCONE_PYRAMIDAL
     )
     spec.visual.headlight.ambient = [0.3, 0.3, 0.3]
     spec.visual.headlight.diffuse = [0.4, 0.4, 0.4]
@@ -192,7 +198,9 @@ def _attach_robot(spec: mujoco.MjSpec, scene: Scene, robot: RobotDescriptor) -> 
         raise MetasimInputError(str(robot.mjcf), [f"robot MJCF does not load: {exc}"]) from None
     for site, (body, pos) in robot.extra_sites.items():
         child.body(body).add_site(name=site, pos=list(pos))
-    frame = spec.worldbody.add_frame(pos=list(scene.robot.pos), quat=list(yaw_quat(scene.robot.yaw)))
+    frame = spec.worldbody.add_frame(
+        pos=list(scene.robot.pos), quat=list(yaw_quat(scene.robot.yaw))
+    )
     spec.attach(child, prefix=ROBOT_PREFIX, frame=frame)
 
 
@@ -223,7 +231,9 @@ def _add_object(spec: mujoco.MjSpec, ob: ObjectSpec, base_dir: Path) -> None:
         geom.rgba = rgba
     if ob.shape == "mesh":
         mesh_name = f"{ob.name}/mesh"
-        spec.add_mesh(name=mesh_name, file=str((base_dir / str(ob.mesh)).resolve()), scale=list(ob.scale))
+        spec.add_mesh(
+            name=mesh_name, file=str((base_dir / str(ob.mesh)).resolve()), scale=list(ob.scale)
+        )
         geom.meshname = mesh_name
     else:
         size = list(ob.size or [])
@@ -239,23 +249,38 @@ def _add_camera(spec: mujoco.MjSpec, cam: CameraSpec, robot: RobotDescriptor) ->
         parent.add_camera(name=cam.name, pos=list(mount.pos), quat=list(quat), fovy=cam.fovy)
         return
     assert cam.pos is not None
-    quat = cam.quat if cam.quat is not None else look_at_quat(cam.pos, cam.look_at or (0, 0, 0), cam.up)
-    spec.worldbody.add_camera(name=cam.name, pos=list(cam.pos), quat=list(quat), fovy=cam.fovy)
+    if cam.quat is not None:
+        world_quat = list(cam.quat)
+    else:
+        world_quat = list(look_at_quat(cam.pos, cam.look_at or (0, 0, 0), cam.up))
+    spec.worldbody.add_camera(name=cam.name, pos=list(cam.pos), quat=world_quat, fovy=cam.fovy)
 
 
 def _add_lights(spec: mujoco.MjSpec, scene: Scene) -> None:
     lights = scene.lights
     if not lights:
         spec.worldbody.add_light(
-            name="key", pos=[0.6, -0.4, 2.0], dir=[-0.1, 0.2, -1.0], diffuse=[0.6, 0.6, 0.6],
+            name="key",
+            pos=[0.6, -0.4, 2.0],
+            dir=[-0.1, 0.2, -1.0],
+            diffuse=[0.6, 0.6, 0.6],
             castshadow=True,
         )
         return
     for li in lights:
-        kind = mujoco.mjtLightType.mjLIGHT_DIRECTIONAL if li.directional else mujoco.mjtLightType.mjLIGHT_SPOT
+        kind = (
+            mujoco.mjtLightType.mjLIGHT_DIRECTIONAL
+            if li.directional
+            else mujoco.mjtLightType.mjLIGHT_SPOT
+        )
         spec.worldbody.add_light(
-            name=li.name, pos=list(li.pos), dir=list(li.dir), diffuse=list(li.diffuse),
-            ambient=list(li.ambient), castshadow=li.castshadow, type=kind,
+            name=li.name,
+            pos=list(li.pos),
+            dir=list(li.dir),
+            diffuse=list(li.diffuse),
+            ambient=list(li.ambient),
+            castshadow=li.castshadow,
+            type=kind,
         )
 
 
@@ -271,7 +296,10 @@ def _index(model: mujoco.MjModel, scene: Scene, robot: RobotDescriptor) -> Scene
     names = tuple(o.name for o in scene.objects)
     obj_body = np.array([model.body(n).id for n in names], dtype=np.int64)
     obj_q = np.array(
-        [model.jnt_qposadr[model.joint(f"{o.name}/free").id] if o.free else -1 for o in scene.objects],
+        [
+            model.jnt_qposadr[model.joint(f"{o.name}/free").id] if o.free else -1
+            for o in scene.objects
+        ],
         dtype=np.int64,
     )
     fixture_joints = tuple(
@@ -304,7 +332,8 @@ def _index(model: mujoco.MjModel, scene: Scene, robot: RobotDescriptor) -> Scene
 def _half_extent(model: mujoco.MjModel, body: int) -> np.ndarray:
     """Half-extents of the union of a body's geom boxes, in the body frame (rotations of
     the geoms inside the body are ignored: objects are one centred geom in practice)."""
-    lo, hi = np.full(3, np.inf), np.full(3, -np.inf)
+    lo: np.ndarray = np.full(3, np.inf)
+    hi: np.ndarray = np.full(3, -np.inf)
     for g in range(model.ngeom):
         if model.geom_bodyid[g] != body:
             continue

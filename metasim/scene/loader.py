@@ -8,9 +8,13 @@ a mesh file that does not exist, an unknown robot) are all reported this way, as
 
 from __future__ import annotations
 
+import datetime
 import difflib
+import math
+import re
 import types
 import typing
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +25,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from metasim.errors import MetasimInputError
 from metasim.scene.references import check_references
-from metasim.scene.schema import Scene
+from metasim.scene.schema import PREDICATE_KINDS, Scene
 
 Loc = tuple[int | str, ...]
 
@@ -32,17 +36,29 @@ def load_yaml(path: Path) -> Any:
         text = path.read_text()
     except FileNotFoundError:
         raise MetasimInputError(str(path), ["no such file"]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MetasimInputError(str(path), [f"cannot be read ({exc})"]) from None
+    except IsADirectoryError:
+        raise MetasimInputError(str(path), ["is a directory, not a scene file"]) from None
+    except UnicodeDecodeError as exc:
+        raise MetasimInputError(
+            str(path), [f"cannot be read: not UTF-8 text (byte {exc.start})"]
+        ) from None
+    except OSError as exc:
+        raise MetasimInputError(str(path), [f"cannot be read ({exc.strerror or exc})"]) from None
     try:
         return YAML(typ="rt").load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        what = exc.problem or exc.context or "malformed YAML"
+        what = _one_line(exc.problem or exc.context or "malformed YAML")
+        if "'\\t'" in what:
+            what += " (a tab; YAML indents with spaces only)"
         raise MetasimInputError(str(path), [f"{where}YAML syntax error: {what}"]) from None
     except YAMLError as exc:
-        raise MetasimInputError(str(path), [f"YAML syntax error: {exc}"]) from None
+        raise MetasimInputError(str(path), [f"YAML syntax error: {_one_line(str(exc))}"]) from None
+    except RecursionError:
+        raise MetasimInputError(
+            str(path), ["YAML syntax error: the data is nested too deeply"]
+        ) from None
 
 
 def load_scene(path: str | Path) -> Scene:
@@ -50,13 +66,23 @@ def load_scene(path: str | Path) -> Scene:
     path = Path(path)
     data = load_yaml(path)
     if not isinstance(data, dict):
-        got = "an empty file" if data is None else f"a {type(data).__name__}"
-        raise MetasimInputError(str(path), [f"expected a mapping of scene fields, got {got}"])
+        got = "an empty file" if data is None else _kind_of(data)
+        raise MetasimInputError(
+            str(path),
+            [
+                "(top level): expected a mapping of scene fields "
+                f"(name:, objects:, task:, ...), got {got}"
+            ],
+        )
+    problems = list(_scan(data, data, ()))
+    if problems:
+        raise MetasimInputError(str(path), problems)
     try:
         scene = Scene.model_validate(data)
     except ValidationError as exc:
-        problems = [_describe(err, data) for err in _dedupe(exc.errors())]
-        raise MetasimInputError(str(path), problems) from None
+        raise MetasimInputError(str(path), _describe_all(exc.errors(), data)) from None
+    except RecursionError:
+        raise MetasimInputError(str(path), ["(top level): the data is nested too deeply"]) from None
     issues = check_references(scene, path.parent)
     if issues:
         raise MetasimInputError(
@@ -65,23 +91,77 @@ def load_scene(path: str | Path) -> Scene:
     return scene
 
 
+# ---------------------------------------------------------------- checks before the schema
+
+
+def _scan(data: Any, node: Any, loc: Loc) -> Iterator[str]:
+    """What the schema cannot say well: non-text keys, YAML tags, nan/inf, binary data."""
+    where = _line_prefix(data, loc)
+    tag = getattr(getattr(node, "tag", None), "value", None)
+    if tag:
+        yield f"{where}{_dotted(loc)}: YAML tag {tag!r} is not supported here; remove it"
+        return
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if not isinstance(key, str):
+                yield f"{where}{_dotted(loc)}: keys must be names (text), got {_short(key)}"
+                continue
+            yield from _scan(data, value, (*loc, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _scan(data, value, (*loc, i))
+    elif isinstance(node, float) and not math.isfinite(node):
+        yield f"{where}{_dotted(loc)}: expected a finite number, got {node}"
+    elif isinstance(node, bytes | bytearray):
+        yield f"{where}{_dotted(loc)}: binary data (!!binary) is not supported here"
+
+
 # ---------------------------------------------------------------- formatting
 
 
-def _dedupe(errors: list[Any]) -> list[Any]:
-    """Drop the union members' noise: keep the deepest error per location prefix."""
-    out: list[Any] = []
-    for err in errors:
-        loc = _clean_loc(err["loc"])
-        if any(_clean_loc(o["loc"]) == loc and o["msg"] == err["msg"] for o in out):
-            continue
-        out.append(err)
-    return out
+def _one_line(text: str) -> str:
+    return "; ".join(part.strip() for part in str(text).splitlines() if part.strip())
 
 
-def _clean_loc(loc: Loc) -> Loc:
-    """Remove pydantic's union tags (e.g. 'table', 'lifted') that are not data keys."""
-    return tuple(p for p in loc if not (isinstance(p, str) and p.startswith("function-")))
+def _kind_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"the boolean {value!r}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return f"the text {_short(value)}"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    return f"a {type(value).__name__}"
+
+
+def _clean_loc(loc: Loc, data: Any) -> Loc:
+    """Remove what pydantic puts in a location that is not a data key: union tags
+    (a fixture's 'table', a predicate's kind, which pydantic repeats before the key)
+    and function-validator names."""
+    out: list[int | str] = []
+    node = data
+    for i, part in enumerate(loc):
+        nxt = loc[i + 1] if i + 1 < len(loc) else None
+        if isinstance(part, str):
+            if part.startswith("function-"):
+                continue
+            if part in PREDICATE_KINDS and nxt == part:
+                continue  # the predicate tag; the key itself comes next
+            if (
+                isinstance(node, dict)
+                and node.get("type") == part
+                and (part not in node or nxt == part)
+            ):
+                continue  # the fixture tag
+        out.append(part)
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            node = None
+    return tuple(out)
 
 
 def _dotted(loc: Loc) -> str:
@@ -95,27 +175,30 @@ def _dotted(loc: Loc) -> str:
 
 
 def _walk(data: Any, loc: Loc) -> tuple[Loc, Any]:
-    """Follow `loc` through the YAML data; return the part of loc that is real and the node."""
+    """Follow `loc` through the YAML data; return the part of loc that exists and its node."""
     real: list[int | str] = []
     node = data
     for part in loc:
         if isinstance(node, dict) and part in node:
             node = node[part]
-            real.append(part)
         elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             node = node[part]
-            real.append(part)
         elif isinstance(node, dict) and part == "not_" and "not" in node:
             node = node["not"]
-            real.append("not")
+            part = "not"
         else:
-            continue
+            return tuple(real), node
+        real.append(part)
     return tuple(real), node
+
+
+def _node(data: Any, loc: Loc) -> Any:
+    real, node = _walk(data, loc)
+    return node if len(real) == len(loc) else None
 
 
 def _line_of(data: Any, loc: Loc) -> int | None:
     """1-based line of the node at `loc` (or of its nearest ancestor)."""
-    parent: Any = None
     node = data
     line: int | None = None
     for part in loc:
@@ -144,6 +227,7 @@ _EXPECT = {
     "greater_than_equal": "expected a number >= {ge}",
     "less_than": "expected a number < {lt}",
     "less_than_equal": "expected a number <= {le}",
+    "finite_number": "expected a finite number",
     "float_type": "expected a number",
     "float_parsing": "expected a number",
     "int_type": "expected an integer",
@@ -163,12 +247,63 @@ _EXPECT = {
     "string_pattern_mismatch": "expected a name of letters, digits, '_' or '-'",
 }
 
+# Model-level checks name the model; point at the field that holds the problem instead.
+_FOCUS_BY_KIND = {"shape_size": "size", "color": "material"}
 
-def _describe(err: Any, data: Any) -> str:
-    loc = _clean_loc(err["loc"])
+
+def _describe_all(errors: list[Any], data: Any) -> list[str]:
+    """One line per problem, in file order, with the noise of unions and tuples removed."""
+    cleaned = [(err, _clean_loc(err["loc"], data)) for err in errors]
+    typos = _typo_fixes(cleaned, data)
+    lines: list[tuple[int, str]] = []
+    seen: set[str] = set()
+    short_tuples: dict[Loc, int] = {}
+    for err, loc in cleaned:
+        if err["type"] == "missing" and loc and isinstance(loc[-1], int):
+            parent = loc[:-1]
+            if isinstance(_node(data, parent), list):
+                short_tuples[parent] = max(short_tuples.get(parent, 0), loc[-1] + 1)
+    for err, loc in cleaned:
+        if err["type"] == "missing" and loc in typos:
+            continue
+        if err["type"] == "missing" and loc[:-1] in short_tuples:
+            parent = loc[:-1]
+            want = short_tuples.pop(parent, None)
+            if want is None:
+                continue
+            got = _node(data, parent)
+            text = (
+                f"{_line_prefix(data, parent)}{_dotted(parent)}: expected {want} values, "
+                f"got {len(got)}: {_short(got)}"
+            )
+            line_loc = parent
+        else:
+            line_loc, text = _describe(err, loc, data)
+        if text not in seen:
+            seen.add(text)
+            lines.append((_line_of(data, _walk(data, line_loc)[0]) or 0, text))
+    return [text for _, text in sorted(lines, key=lambda x: x[0])]
+
+
+def _typo_fixes(cleaned: list[tuple[Any, Loc]], data: Any) -> set[Loc]:
+    """Missing required keys that an unknown key beside them is a misspelling of: the
+    'unknown key ... (did you mean ...)' line says it all."""
+    missing = {loc for err, loc in cleaned if err["type"] == "missing" and loc}
+    fixed: set[Loc] = set()
+    for err, loc in cleaned:
+        if err["type"] != "extra_forbidden" or not loc:
+            continue
+        siblings = [str(m[-1]) for m in missing if m[:-1] == loc[:-1]]
+        for close in difflib.get_close_matches(str(loc[-1]), siblings, n=1):
+            fixed.add((*loc[:-1], close))
+    return fixed
+
+
+def _describe(err: Any, loc: Loc, data: Any) -> tuple[Loc, str]:
+    """(location whose line to show, message) for one pydantic error at cleaned `loc`."""
     real, node = _walk(data, loc)
     kind = err["type"]
-    where = _line_prefix(data, loc)
+    ctx = err.get("ctx") or {}
     if kind == "extra_forbidden":
         key = loc[-1]
         allowed = _allowed_keys(real[:-1] if real and real[-1] == key else real, data)
@@ -177,55 +312,159 @@ def _describe(err: Any, data: Any) -> str:
             close = difflib.get_close_matches(str(key), allowed, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             hint += f"; allowed keys: {', '.join(allowed)}"
-        return f"{where}{_dotted(real)}: unknown key {key!r}{hint}"
+        return real, f"{_line_prefix(data, real)}{_dotted(real)}: unknown key {key!r}{hint}"
     if kind == "missing":
-        return f"{where}{_dotted(loc)}: required field is missing"
+        return loc, f"{_line_prefix(data, loc)}{_dotted(loc)}: required field is missing"
+    if kind == "duplicate_name":
+        return _duplicate(loc, ctx.get("name"), data)
+    if kind == "predicate":
+        return real, f"{_line_prefix(data, real)}{_dotted(real)}: {_predicate_problem(node)}"
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        key = str(ctx.get("discriminator", "type")).strip("'\"")
+        at = (*real, key)
+        expected = str(ctx.get("expected_tags") or _tags_of(real, data))
+        if kind == "union_tag_not_found":
+            what = f"required field is missing; expected one of {expected}"
+        else:
+            tag = ctx.get("tag")
+            what = (
+                f"unknown {key} {tag!r}{_did_you_mean(tag, expected)}; expected one of {expected}"
+            )
+        return at, f"{_line_prefix(data, at)}{_dotted(at)}: {what}"
     if kind in ("literal_error", "enum"):
-        return f"{where}{_dotted(real)}: expected {err['ctx']['expected']}, got {err['input']!r}"
-    if kind == "union_tag_invalid":
-        ctx = err.get("ctx", {})
-        return (
-            f"{where}{_dotted(real)}: unknown {ctx.get('discriminator', 'kind')} "
-            f"{ctx.get('tag')!r}; expected one of {ctx.get('expected_tags')}"
-        )
+        expected = str(ctx.get("expected", ""))
+        got = err.get("input")
+        what = f"expected {expected}, got {_short(got)}{_did_you_mean(got, expected)}"
+        return real, f"{_line_prefix(data, real)}{_dotted(real)}: {what}"
+    if kind == "too_long" and ctx.get("field_type") == "Tuple":
+        got = err.get("input", node)
+        what = f"expected {ctx.get('max_length')} values, got {len(got)}: {_short(got)}"
+        return real, f"{_line_prefix(data, real)}{_dotted(real)}: {what}"
     template = _EXPECT.get(kind)
-    ctx = err.get("ctx") or {}
     if template:
         try:
-            what = template.format(**ctx)
-        except KeyError:
+            what = template.format(**{k: _num(v) for k, v in ctx.items()})
+        except (KeyError, IndexError, ValueError):
             what = err["msg"]
         got = err.get("input", node)
-        return f"{where}{_dotted(real)}: {what}, got {_short(got)}"
-    return f"{where}{_dotted(real)}: {err['msg']}"
+        return real, f"{_line_prefix(data, real)}{_dotted(real)}: {what}, got {_short(got)}"
+    at = _focus(kind, err["msg"], real, node)
+    return at, f"{_line_prefix(data, at)}{_dotted(at)}: {err['msg']}"
+
+
+def _focus(kind: str, msg: str, real: Loc, node: Any) -> Loc:
+    """For a model-level check, the field of that model the problem is about."""
+    if not isinstance(node, dict):
+        return real
+    key: str | None = _FOCUS_BY_KIND.get(kind)
+    if kind == "shape_file":
+        key = node.get("shape") if node.get("shape") in ("mesh", "mjcf") else None
+    elif kind == "camera_pose":
+        if "'pos'" in msg and "look_at" not in msg:
+            key = "pos"
+        else:
+            key = "quat" if "quat" in node else "look_at"
+    elif kind == "range_order":
+        key = "yaw_low" if msg.startswith("yaw") else "pos_low"
+    elif kind == "texture_source" and "file" in node:
+        key = "file"
+    return (*real, key) if key else real
+
+
+def _duplicate(loc: Loc, name: Any, data: Any) -> tuple[Loc, str]:
+    items = _node(data, loc)
+    where = [
+        i for i, it in enumerate(items or []) if isinstance(it, dict) and it.get("name") == name
+    ]
+    if len(where) >= 2:
+        at: Loc = (*loc, where[1], "name")
+        first = _dotted((*loc, where[0]))
+        text = f"the name {name!r} is used twice (also by {first}); names must be unique"
+        return at, f"{_line_prefix(data, at)}{_dotted(at)}: {text}"
+    return loc, f"{_line_prefix(data, loc)}{_dotted(loc)}: the name {name!r} is used twice"
+
+
+def _predicate_problem(node: Any) -> str:
+    kinds = ", ".join(PREDICATE_KINDS)
+    if not isinstance(node, dict):
+        return f"expected a predicate (a mapping with one key, one of: {kinds}), got {_short(node)}"
+    keys = [str(k) for k in node]
+    if not keys:
+        return f"an empty predicate; give one key, one of: {kinds}"
+    if len(keys) > 1:
+        return (
+            f"a predicate has exactly one key, got {len(keys)} ({', '.join(keys)}); "
+            "combine predicates with 'all: [...]' or 'any: [...]'"
+        )
+    return f"unknown predicate {keys[0]!r}{_did_you_mean(keys[0], kinds)}; expected one of: {kinds}"
+
+
+def _did_you_mean(got: Any, expected: str) -> str:
+    if not isinstance(got, str):
+        return ""
+    options = re.findall(r"'([^']*)'", expected) or [s.strip() for s in expected.split(",")]
+    close = difflib.get_close_matches(got, options, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _tags_of(loc: Loc, data: Any) -> str:
+    """The 'type' values the union at `loc` accepts (for a fixture without 'type')."""
+    tp = _type_at(loc, data)
+    tags: list[str] = []
+    for member in (
+        typing.get_args(tp) if typing.get_origin(tp) in (typing.Union, types.UnionType) else ()
+    ):
+        field = getattr(member, "model_fields", {}).get("type")
+        if field is not None:
+            tags.extend(repr(a) for a in typing.get_args(field.annotation))
+    return ", ".join(tags) or "(see `metasim scene schema`)"
+
+
+def _num(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def _short(value: Any) -> str:
-    text = repr(dict(value) if isinstance(value, dict) else value)
+    if isinstance(value, datetime.date):
+        return f"the date {value.isoformat()} (quote it to make it text)"
+    if isinstance(value, dict):
+        value = dict(value)
+    elif isinstance(value, list):
+        value = list(value)
+    text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _allowed_keys(loc: Loc, data: Any) -> list[str]:
     """The field names of the model found at `loc` (walking the schema with the data)."""
+    tp = _resolve(_type_at(loc, data), _node(data, loc))
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return [f.alias or name for name, f in tp.model_fields.items()]
+    return []
+
+
+def _type_at(loc: Loc, data: Any) -> Any:
+    """The schema type at `loc` (unions left unresolved at the last step)."""
     tp: Any = Scene
     node = data
     for part in loc:
         tp = _resolve(tp, node)
         if isinstance(part, int):
             tp = _item_type(tp)
-            node = node[part] if isinstance(node, list) and part < len(node) else None
+            node = node[part] if isinstance(node, list) and 0 <= part < len(node) else None
             continue
         if not (isinstance(tp, type) and issubclass(tp, BaseModel)):
-            return []
+            return Any
         field = tp.model_fields.get(part) or tp.model_fields.get(f"{part}_")
         if field is None:
-            return []
+            return Any
         tp = field.annotation
         node = node.get(part) if isinstance(node, dict) else None
-    tp = _resolve(tp, node)
-    if isinstance(tp, type) and issubclass(tp, BaseModel):
-        return [f.alias or name for name, f in tp.model_fields.items()]
-    return []
+    while typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    return tp
 
 
 def _resolve(tp: Any, node: Any) -> Any:

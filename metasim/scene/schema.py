@@ -219,9 +219,7 @@ class MarkerSpec(Strict):
     rgba: RGBA = (0.1, 0.7, 0.2, 1.0)
 
 
-FixtureSpec = Annotated[
-    TableSpec | DrawerSpec | BinSpec | MarkerSpec, Field(discriminator="type")
-]
+FixtureSpec = Annotated[TableSpec | DrawerSpec | BinSpec | MarkerSpec, Field(discriminator="type")]
 
 
 # ---------------------------------------------------------------- cameras and lights

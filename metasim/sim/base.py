@@ -88,7 +88,7 @@ class Handler(ABC):
 
     @classmethod
     def launch(cls, compiled: CompiledScene, num_envs: int, **options: object) -> Handler:
-        return cls(compiled, num_envs, **options)  # type: ignore[arg-type]
+        return cls(compiled, num_envs, **options)
 
     def reset(self, env_ids: np.ndarray | Sequence[int], state: SimState) -> None:
         """Put envs `env_ids` into `state` (a batch of len(env_ids)) and recompute kinematics."""
@@ -141,8 +141,13 @@ class Handler(ABC):
         """(B, 6, nv): translational rows then rotational rows, world frame."""
 
     @abstractmethod
-    def render(self, camera: str, env_ids: Sequence[int] | None = None,
-               width: int | None = None, height: int | None = None) -> np.ndarray:
+    def render(
+        self,
+        camera: str,
+        env_ids: Sequence[int] | None = None,
+        width: int | None = None,
+        height: int | None = None,
+    ) -> np.ndarray:
         """(len(env_ids), H, W, 3) uint8 images from the named camera."""
 
     @abstractmethod
@@ -157,5 +162,5 @@ class Handler(ABC):
     @abstractmethod
     def _apply(self, field: str, index: int, values: np.ndarray) -> None: ...
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  (a no-op unless a backend holds resources)
         """Release threads and renderers."""

@@ -167,8 +167,10 @@ def _grasped(node: Grasped, c: CompiledScene) -> PredFn:
         rel = v.kin.body_pos[:, b] - v.kin.site_pos[:, site]
         local = np.einsum("bji,bj->bi", v.kin.site_mat[:, site], rel)
         opening = v.kin.qpos[:, fingers].sum(axis=1)
-        between = (np.abs(local[:, 1]) < 0.02) & (np.abs(local[:, 0]) < reach) & (
-            np.abs(local[:, 2]) < reach
+        between = (
+            (np.abs(local[:, 1]) < 0.02)
+            & (np.abs(local[:, 0]) < reach)
+            & (np.abs(local[:, 2]) < reach)
         )
         blocked = (opening > 0.004) & (opening < grip.max_width - 0.004)
         return between & blocked

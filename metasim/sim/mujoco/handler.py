@@ -8,8 +8,9 @@ into shared (B, ...) buffers, so the Python side reads batched arrays and never 
 from __future__ import annotations
 
 import copy
+import itertools
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import mujoco
@@ -34,7 +35,7 @@ class BackendHandler(Handler):
         self.nthread = max(1, min(nthread or default_threads(), num_envs))
         self._pool = ThreadPoolExecutor(self.nthread) if self.nthread > 1 else None
         bounds = np.linspace(0, num_envs, self.nthread + 1).astype(int)
-        self._slices = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        self._slices = [(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
         self.jacobian_sites: tuple[int, ...] = (compiled.index.ee_site,)
         b = num_envs
         self._qpos = np.zeros((b, m.nq))
@@ -71,11 +72,11 @@ class BackendHandler(Handler):
             mujoco.mj_step(self._models[i], d, nstep=self.substeps)
             self._refresh(i)
 
-    def _run(self, fn: object) -> None:
+    def _run(self, fn: Callable[[int, int], None]) -> None:
         if self._pool is None:
-            fn(0, self.num_envs)  # type: ignore[operator]
+            fn(0, self.num_envs)
             return
-        futures = [self._pool.submit(fn, lo, hi) for lo, hi in self._slices]  # type: ignore[arg-type]
+        futures = [self._pool.submit(fn, lo, hi) for lo, hi in self._slices]
         for f in futures:
             f.result()
 
@@ -140,8 +141,13 @@ class BackendHandler(Handler):
 
     # ------------------------------------------------------------ rendering
 
-    def render(self, camera: str, env_ids: Sequence[int] | None = None,
-               width: int | None = None, height: int | None = None) -> np.ndarray:
+    def render(
+        self,
+        camera: str,
+        env_ids: Sequence[int] | None = None,
+        width: int | None = None,
+        height: int | None = None,
+    ) -> np.ndarray:
         cam = self.model.camera(camera)
         w = width or self.compiled.camera_size(camera)[0]
         h = height or self.compiled.camera_size(camera)[1]

@@ -1,0 +1,171 @@
+"""`metasim eval`: every task of a suite, one policy, a run folder with the results.
+
+RUN_DIR/episodes.parquet   one row per episode (task, episode, seed, success, progress,
+                           steps, wall_time_s, error)
+RUN_DIR/summary.json       {"tasks": {task: {"success_rate", "n", "ci95": [lo, hi], ...}},
+                            "config": {...}, "versions": {...}}
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import platform
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from metasim.evaluate.config import EvalConfig, compose
+from metasim.evaluate.rollout import EpisodeRecord, run_task
+from metasim.paths import ROOT
+from metasim.scene import compile_file
+from metasim.stats import success_interval
+
+EPISODE_SCHEMA = pa.schema(
+    [
+        ("task", pa.string()),
+        ("episode", pa.int64()),
+        ("seed", pa.int64()),
+        ("success", pa.bool_()),
+        ("progress", pa.float64()),
+        ("steps", pa.int64()),
+        ("wall_time_s", pa.float64()),
+        ("error", pa.string()),
+    ]
+)
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    summary: dict[str, Any]
+    records: list[EpisodeRecord]
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version(), "platform": platform.platform()}
+    for pkg in ("metasim", "mujoco", "numpy", "gymnasium", "hydra-core", "pydantic"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
+        )
+        out["git_commit"] = commit.stdout.strip() if commit.returncode == 0 else "unknown"
+    except (OSError, subprocess.TimeoutExpired):
+        out["git_commit"] = "unknown"
+    return out
+
+
+def summarize(records: list[EpisodeRecord], tasks: list[str]) -> dict[str, Any]:
+    """Per-task success rate with its 95% Wilson interval, progress and steps."""
+    out: dict[str, Any] = {}
+    for task in tasks:
+        rows = [r for r in records if r.task == task]
+        n = len(rows)
+        k = sum(r.success for r in rows)
+        lo, hi = success_interval(k, n)
+        out[task] = {
+            "success_rate": k / n if n else 0.0,
+            "n": n,
+            "successes": k,
+            "ci95": [lo, hi],
+            "mean_progress": sum(r.progress for r in rows) / n if n else 0.0,
+            "mean_steps": sum(r.steps for r in rows) / n if n else 0.0,
+            "errors": sum(r.error is not None for r in rows),
+        }
+    return out
+
+
+def default_run_dir(cfg: EvalConfig) -> Path:
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path("runs") / f"{stamp}-{cfg.suite.name}-{cfg.policy.kind}"
+
+
+def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
+    """Evaluate `cfg.policy` on every task of `cfg.suite`; write the run folder."""
+    files = cfg.task_files()
+    compiled = [compile_file(str(f)) for f in files]  # every scene is checked before any runs
+    run_dir = Path(cfg.out) if cfg.out else default_run_dir(cfg)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    names = [c.scene.name for c in compiled]
+    records: list[EpisodeRecord] = []
+    start = time.perf_counter()
+    options = {
+        k: v
+        for k, v in cfg.policy.model_dump().items()
+        if k not in ("kind", "action_space", "execute")
+    }
+    for c in compiled:
+        bar = progress.add_task(c.scene.name, total=cfg.episodes) if progress else None
+        for rec in run_task(
+            c,
+            cfg.policy.kind,
+            cfg.episodes,
+            cfg.seed,
+            cfg.num_envs,
+            backend=cfg.backend,
+            action_space=cfg.policy.action_space,
+            execute=cfg.policy.execute,
+            policy_options=options,
+            threads=cfg.threads,
+        ):
+            records.append(rec)
+            if progress is not None:
+                progress.advance(bar)
+    records.sort(key=lambda r: (names.index(r.task), r.episode))
+    table = pa.Table.from_pylist([asdict(r) for r in records], schema=EPISODE_SCHEMA)
+    pq.write_table(table, run_dir / "episodes.parquet")
+    summary = {
+        "tasks": summarize(records, names),
+        "config": cfg.model_dump(),
+        "versions": versions(),
+        "wall_time_s": time.perf_counter() - start,
+        "run_dir": str(run_dir),
+    }
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return RunResult(run_dir, summary, records)
+
+
+def run_eval_cli(overrides: list[str], quiet: bool = False) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    cfg = compose(overrides)
+    console = Console(stderr=True)
+    if quiet:
+        result = run_eval(cfg)
+    else:
+        columns = (
+            TextColumn("{task.description:<16}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+        )
+        with Progress(*columns, console=console) as progress:
+            result = run_eval(cfg, progress)
+    table = Table(title=f"{cfg.suite.name} / {cfg.policy.kind} (seed {cfg.seed})")
+    for col in ("task", "success", "95% CI", "n", "progress", "steps"):
+        table.add_column(col, justify="left" if col == "task" else "right")
+    for task, row in result.summary["tasks"].items():
+        lo, hi = row["ci95"]
+        table.add_row(
+            task,
+            f"{row['success_rate']:.2f}",
+            f"[{lo:.2f}, {hi:.2f}]",
+            str(row["n"]),
+            f"{row['mean_progress']:.2f}",
+            f"{row['mean_steps']:.0f}",
+        )
+    Console().print(table)
+    Console().print(f"run folder: {result.run_dir}")
+    return 0

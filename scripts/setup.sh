@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Set up metasim on a fresh Debian machine and run the main job.
+#   bash scripts/setup.sh             # install, then `metasim eval` on the built-in suite
+#   bash scripts/setup.sh --no-run    # install only
+#   bash scripts/setup.sh episodes=20 # install, then eval with Hydra overrides
+# Installs: Debian's Mesa EGL/OSMesa (offscreen rendering), a virtualenv in .venv with
+# metasim and its dev tools, and the CPU build of torch (the [torch] extra).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libglx-mesa0 libgles2 libosmesa6)
+if command -v apt-get >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO="sudo"
+  if [ "$(id -u)" -eq 0 ] || [ -n "$SUDO" ]; then
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+      "${APT_PACKAGES[@]}" >/dev/null
+  else
+    echo "note: not root and no sudo; assuming ${APT_PACKAGES[*]} are installed" >&2
+  fi
+fi
+
+PY=python3.11
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".[dev,torch]"
+.venv/bin/python -c "import metasim, mujoco; print('metasim', metasim.__version__, 'mujoco', mujoco.__version__)"
+
+if [ "${1:-}" = "--no-run" ]; then
+  exit 0
+fi
+exec .venv/bin/metasim eval "$@"
