@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from metasim.errors import MetasimInputError
+from metasim.paths import SCENES
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench = verbs.add_parser("bench", help="benchmarks printed as JSON")
     bv = bench.add_subparsers(dest="bench_verb", required=True, parser_class=_Parser)
     phys = bv.add_parser("physics", help="eval-loop env steps/s next to raw mujoco.rollout")
-    phys.add_argument("--scene", default="scenes/lift_cube.yaml")
+    phys.add_argument("--scene", default=str(SCENES / "lift_cube.yaml"))
     phys.add_argument("--backend", default="mujoco")
     phys.add_argument("--num-envs", type=int, nargs="+", default=[16])
     phys.add_argument("--steps", type=int, default=200, help="control steps per measurement")

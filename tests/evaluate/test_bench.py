@@ -1,0 +1,28 @@
+"""The physics benchmark runs and reports a ratio (figures are quoted, never asserted)."""
+
+from __future__ import annotations
+
+import json
+
+from metasim.cli.main import main
+from metasim.evaluate.bench import bench_physics
+from metasim.paths import SCENES
+
+
+def test_bench_physics_reports_both_rates(lift_scene):
+    result = bench_physics(str(SCENES / "lift_cube.yaml"), num_envs=2, steps=20)
+    for key in ("eval_env_steps_per_s", "rollout_physics_steps_per_s", "ratio", "substeps"):
+        assert result[key] > 0
+    expected = result["eval_env_steps_per_s"] * result["substeps"]
+    assert abs(result["eval_physics_steps_per_s"] - expected) < 0.01 * expected
+
+
+def test_bench_cli_prints_json(capsys):
+    assert main(["bench", "physics", "--num-envs", "2", "--steps", "10"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["num_envs"] == 2 and "ratio" in out
+
+
+def test_bench_cli_rejects_bad_numbers(capsys):
+    assert main(["bench", "physics", "--num-envs", "0"]) == 2
+    assert "num-envs" in capsys.readouterr().err
