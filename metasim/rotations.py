@@ -21,54 +21,24 @@ def mat_to_quat(mat: np.ndarray) -> np.ndarray:
     Shepperd's method: for each matrix, pivot on the largest of (w, x, y, z).
     """
     m = np.asarray(mat, dtype=np.float64)
-    m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
-    cands = np.stack(
-        [
-            np.stack(
-                [
-                    1 + m00 + m11 + m22,
-                    m[..., 2, 1] - m[..., 1, 2],
-                    m[..., 0, 2] - m[..., 2, 0],
-                    m[..., 1, 0] - m[..., 0, 1],
-                ],
-                -1,
-            ),
-            np.stack(
-                [
-                    m[..., 2, 1] - m[..., 1, 2],
-                    1 + m00 - m11 - m22,
-                    m[..., 0, 1] + m[..., 1, 0],
-                    m[..., 0, 2] + m[..., 2, 0],
-                ],
-                -1,
-            ),
-            np.stack(
-                [
-                    m[..., 0, 2] - m[..., 2, 0],
-                    m[..., 0, 1] + m[..., 1, 0],
-                    1 - m00 + m11 - m22,
-                    m[..., 1, 2] + m[..., 2, 1],
-                ],
-                -1,
-            ),
-            np.stack(
-                [
-                    m[..., 1, 0] - m[..., 0, 1],
-                    m[..., 0, 2] + m[..., 2, 0],
-                    m[..., 1, 2] + m[..., 2, 1],
-                    1 - m00 - m11 + m22,
-                ],
-                -1,
-            ),
-        ],
-        -2,
-    )  # (..., 4 pivots, 4 components); row k is 4 q_k * q
-    pivot = np.argmax(
-        np.stack(
-            [1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22, 1 - m00 - m11 + m22], -1
-        ),
-        axis=-1,
+    m00, m01, m02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
+    m10, m11, m12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
+    m20, m21, m22 = m[..., 2, 0], m[..., 2, 1], m[..., 2, 2]
+    cands = np.empty(m.shape[:-2] + (4, 4))  # row k is 4 q_k q, pivoting on component k
+    cands[..., 0, :] = np.moveaxis(
+        np.array([1 + m00 + m11 + m22, m21 - m12, m02 - m20, m10 - m01]), 0, -1
     )
+    cands[..., 1, :] = np.moveaxis(
+        np.array([m21 - m12, 1 + m00 - m11 - m22, m01 + m10, m02 + m20]), 0, -1
+    )
+    cands[..., 2, :] = np.moveaxis(
+        np.array([m02 - m20, m01 + m10, 1 - m00 + m11 - m22, m12 + m21]), 0, -1
+    )
+    cands[..., 3, :] = np.moveaxis(
+        np.array([m10 - m01, m02 + m20, m12 + m21, 1 - m00 - m11 + m22]), 0, -1
+    )
+    diag = np.diagonal(cands, axis1=-2, axis2=-1)
+    pivot = np.argmax(diag, axis=-1)
     q = np.take_along_axis(cands, pivot[..., None, None], axis=-2)[..., 0, :]
     q = q / np.linalg.norm(q, axis=-1, keepdims=True)
     return q * np.where(q[..., :1] < 0, -1.0, 1.0)
@@ -79,14 +49,17 @@ def quat_to_mat(q: np.ndarray) -> np.ndarray:
     q = np.asarray(q, dtype=np.float64)
     q = q / np.linalg.norm(q, axis=-1, keepdims=True)
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    return np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-        ],
-        -2,
-    )
+    out = np.empty(q.shape[:-1] + (3, 3))
+    out[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    out[..., 0, 1] = 2 * (x * y - w * z)
+    out[..., 0, 2] = 2 * (x * z + w * y)
+    out[..., 1, 0] = 2 * (x * y + w * z)
+    out[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    out[..., 1, 2] = 2 * (y * z - w * x)
+    out[..., 2, 0] = 2 * (x * z - w * y)
+    out[..., 2, 1] = 2 * (y * z + w * x)
+    out[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return out
 
 
 def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -108,15 +81,10 @@ def axis_angle_to_mat(rotvec: np.ndarray) -> np.ndarray:
     """(..., 3) rotation vectors (axis * angle) to (..., 3, 3) matrices (Rodrigues)."""
     v = np.asarray(rotvec, dtype=np.float64)
     angle = np.linalg.norm(v, axis=-1, keepdims=True)
+    half = angle / 2
     axis = v / np.maximum(angle, 1e-12)
-    x, y, z = axis[..., 0], axis[..., 1], axis[..., 2]
-    zero = np.zeros_like(x)
-    k = np.stack(
-        [np.stack([zero, -z, y], -1), np.stack([z, zero, -x], -1), np.stack([-y, x, zero], -1)], -2
-    )
-    a = angle[..., None]
-    eye = np.broadcast_to(np.eye(3), k.shape)
-    return eye + np.sin(a) * k + (1 - np.cos(a)) * (k @ k)
+    quat = np.concatenate([np.cos(half), axis * np.sin(half)], axis=-1)
+    return quat_to_mat(quat)
 
 
 def mat_to_axis_angle(mat: np.ndarray) -> np.ndarray:

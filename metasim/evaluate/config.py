@@ -91,13 +91,20 @@ def compose(overrides: list[str]) -> EvalConfig:
         raise MetasimInputError("command line", [msg], _choices_hint()) from None
     raw: Any = OmegaConf.to_container(cfg, resolve=True)
     try:
-        return EvalConfig.model_validate(raw)
+        config = EvalConfig.model_validate(raw)
     except ValidationError as exc:
         problems = [
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}, got {e.get('input')!r}"
             for e in exc.errors()
         ]
         raise MetasimInputError("command line", problems) from None
+    from metasim.sim import get_backend
+
+    try:
+        get_backend(config.backend)
+    except KeyError as exc:
+        raise MetasimInputError("command line", [f"backend: {exc.args[0]}"]) from None
+    return config
 
 
 def _choices_hint() -> str:

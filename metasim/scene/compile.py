@@ -126,6 +126,9 @@ def compile_scene(
     _add_lights(spec, scene)
     width = max([c.width for c in scene.cameras] + [640])
     height = max([c.height for c in scene.cameras] + [480])
+    # Software GL (llvmpipe) spends most of a frame on 4096-texel shadow maps; 1024 keeps
+    # soft shadows and renders several times faster.
+    spec.visual.quality.shadowsize = 1024
     spec.visual.global_.offwidth = width
     spec.visual.global_.offheight = height
     try:
@@ -176,7 +179,7 @@ def _material(spec: mujoco.MjSpec, mat: MaterialSpec, base_dir: Path) -> None:
         tex.rgb2 = list(mat.texture.rgb2)
         tex.width = mat.texture.width
         tex.height = mat.texture.height
-    textures = [""] * len(mujoco.mjtTextureRole.__members__)
+    textures = [""] * int(mujoco.mjtTextureRole.mjNTEXROLE)
     textures[int(mujoco.mjtTextureRole.mjTEXROLE_RGB)] = f"{mat.name}/tex"
     m.textures = textures
 

@@ -39,8 +39,10 @@ def load_yaml(path: Path) -> Any:
     except IsADirectoryError:
         raise MetasimInputError(str(path), ["is a directory, not a scene file"]) from None
     except UnicodeDecodeError as exc:
+        line = bytes(exc.object[: exc.start]).count(b"\n") + 1
+        bad = bytes(exc.object[exc.start : exc.start + 1])
         raise MetasimInputError(
-            str(path), [f"cannot be read: not UTF-8 text (byte {exc.start})"]
+            str(path), [f"line {line}: not UTF-8 text (byte 0x{bad.hex()}); save the file as UTF-8"]
         ) from None
     except OSError as exc:
         raise MetasimInputError(str(path), [f"cannot be read ({exc.strerror or exc})"]) from None
@@ -85,9 +87,7 @@ def load_scene(path: str | Path) -> Scene:
         raise MetasimInputError(str(path), ["(top level): the data is nested too deeply"]) from None
     issues = check_references(scene, path.parent)
     if issues:
-        raise MetasimInputError(
-            str(path), [f"{_line_prefix(data, loc)}{_dotted(loc)}: {msg}" for loc, msg in issues]
-        )
+        raise MetasimInputError(str(path), [f"{_at(data, loc)}: {msg}" for loc, msg in issues])
     return scene
 
 
@@ -96,31 +96,35 @@ def load_scene(path: str | Path) -> Scene:
 
 def _scan(data: Any, node: Any, loc: Loc) -> Iterator[str]:
     """What the schema cannot say well: non-text keys, YAML tags, nan/inf, binary data."""
-    where = _line_prefix(data, loc)
     tag = getattr(getattr(node, "tag", None), "value", None)
     if tag:
-        yield f"{where}{_dotted(loc)}: YAML tag {tag!r} is not supported here; remove it"
+        yield f"{_at(data, loc)}: YAML tag {tag!r} is not supported here; remove it"
         return
     if isinstance(node, dict):
         for key, value in node.items():
             if not isinstance(key, str):
-                yield f"{where}{_dotted(loc)}: keys must be names (text), got {_short(key)}"
+                yield f"{_at(data, loc)}: keys must be names (text), got {_short(key)}"
                 continue
             yield from _scan(data, value, (*loc, key))
     elif isinstance(node, list):
         for i, value in enumerate(node):
             yield from _scan(data, value, (*loc, i))
     elif isinstance(node, float) and not math.isfinite(node):
-        yield f"{where}{_dotted(loc)}: expected a finite number, got {node}"
+        yield f"{_at(data, loc)}: expected a finite number, got {node}"
     elif isinstance(node, bytes | bytearray):
-        yield f"{where}{_dotted(loc)}: binary data (!!binary) is not supported here"
+        yield f"{_at(data, loc)}: binary data (!!binary) is not supported here"
 
 
 # ---------------------------------------------------------------- formatting
 
 
 def _one_line(text: str) -> str:
-    return "; ".join(part.strip() for part in str(text).splitlines() if part.strip())
+    """A multi-line message (MuJoCo's, ruamel's) as one line."""
+    out = ""
+    for part in (p.strip() for p in str(text).splitlines()):
+        if part:
+            out += (" " if out.endswith(":") else "; ") + part if out else part
+    return out
 
 
 def _kind_of(value: Any) -> str:
@@ -204,16 +208,28 @@ def _line_of(data: Any, loc: Loc) -> int | None:
     for part in loc:
         parent, node = node, None
         if isinstance(parent, CommentedMap) and part in parent:
-            pos = parent.lc.key(part)
-            line = pos[0] + 1 if pos else line
+            line = _lc_line(parent.lc.key, part, line)
             node = parent[part]
         elif isinstance(parent, CommentedSeq) and isinstance(part, int) and part < len(parent):
-            pos = parent.lc.item(part)
-            line = pos[0] + 1 if pos else line
+            line = _lc_line(parent.lc.item, part, line)
             node = parent[part]
         else:
             break
     return line
+
+
+def _at(data: Any, loc: Loc) -> str:
+    """`line N, a.b[0].c`: where a problem is, for the start of its message."""
+    return f"{_line_prefix(data, loc)}{_dotted(loc)}"
+
+
+def _lc_line(lookup: Any, part: Any, default: int | None) -> int | None:
+    """ruamel's recorded line of a key or item; keys merged in with `<<:` have none."""
+    try:
+        pos = lookup(part)
+    except (KeyError, IndexError, TypeError):
+        return default
+    return pos[0] + 1 if pos else default
 
 
 def _line_prefix(data: Any, loc: Loc) -> str:
@@ -312,13 +328,13 @@ def _describe(err: Any, loc: Loc, data: Any) -> tuple[Loc, str]:
             close = difflib.get_close_matches(str(key), allowed, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             hint += f"; allowed keys: {', '.join(allowed)}"
-        return real, f"{_line_prefix(data, real)}{_dotted(real)}: unknown key {key!r}{hint}"
+        return real, f"{_at(data, real)}: unknown key {key!r}{hint}"
     if kind == "missing":
-        return loc, f"{_line_prefix(data, loc)}{_dotted(loc)}: required field is missing"
+        return loc, f"{_at(data, loc)}: required field is missing"
     if kind == "duplicate_name":
         return _duplicate(loc, ctx.get("name"), data)
     if kind == "predicate":
-        return real, f"{_line_prefix(data, real)}{_dotted(real)}: {_predicate_problem(node)}"
+        return real, f"{_at(data, real)}: {_predicate_problem(node)}"
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         key = str(ctx.get("discriminator", "type")).strip("'\"")
         at = (*real, key)
@@ -330,16 +346,16 @@ def _describe(err: Any, loc: Loc, data: Any) -> tuple[Loc, str]:
             what = (
                 f"unknown {key} {tag!r}{_did_you_mean(tag, expected)}; expected one of {expected}"
             )
-        return at, f"{_line_prefix(data, at)}{_dotted(at)}: {what}"
+        return at, f"{_at(data, at)}: {what}"
     if kind in ("literal_error", "enum"):
         expected = str(ctx.get("expected", ""))
         got = err.get("input")
         what = f"expected {expected}, got {_short(got)}{_did_you_mean(got, expected)}"
-        return real, f"{_line_prefix(data, real)}{_dotted(real)}: {what}"
+        return real, f"{_at(data, real)}: {what}"
     if kind == "too_long" and ctx.get("field_type") == "Tuple":
         got = err.get("input", node)
         what = f"expected {ctx.get('max_length')} values, got {len(got)}: {_short(got)}"
-        return real, f"{_line_prefix(data, real)}{_dotted(real)}: {what}"
+        return real, f"{_at(data, real)}: {what}"
     template = _EXPECT.get(kind)
     if template:
         try:
@@ -347,9 +363,9 @@ def _describe(err: Any, loc: Loc, data: Any) -> tuple[Loc, str]:
         except (KeyError, IndexError, ValueError):
             what = err["msg"]
         got = err.get("input", node)
-        return real, f"{_line_prefix(data, real)}{_dotted(real)}: {what}, got {_short(got)}"
+        return real, f"{_at(data, real)}: {what}, got {_short(got)}"
     at = _focus(kind, err["msg"], real, node)
-    return at, f"{_line_prefix(data, at)}{_dotted(at)}: {err['msg']}"
+    return at, f"{_at(data, at)}: {err['msg']}"
 
 
 def _focus(kind: str, msg: str, real: Loc, node: Any) -> Loc:
@@ -380,8 +396,8 @@ def _duplicate(loc: Loc, name: Any, data: Any) -> tuple[Loc, str]:
         at: Loc = (*loc, where[1], "name")
         first = _dotted((*loc, where[0]))
         text = f"the name {name!r} is used twice (also by {first}); names must be unique"
-        return at, f"{_line_prefix(data, at)}{_dotted(at)}: {text}"
-    return loc, f"{_line_prefix(data, loc)}{_dotted(loc)}: the name {name!r} is used twice"
+        return at, f"{_at(data, at)}: {text}"
+    return loc, f"{_at(data, loc)}: the name {name!r} is used twice"
 
 
 def _predicate_problem(node: Any) -> str:

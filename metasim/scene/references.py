@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+from ruamel.yaml.error import YAMLError
 
 from metasim.scene.robots import RobotError, resolve_robot
 from metasim.scene.schema import (
@@ -79,14 +83,16 @@ def _predicate_issues(scene: Scene, pred: Predicate, loc: Loc) -> Iterator[Issue
             yield from obj(node.in_region.object, (*at, "in_region", "object"))
             frame = node.in_region.region.frame
             if frame is not None and frame not in bodies:
-                yield (*at, "in_region", "region", "frame"), (
-                    f"names body {frame!r}, which the scene does not have ({_some(bodies)})"
+                yield (
+                    (*at, "in_region", "region", "frame"),
+                    (f"names body {frame!r}, which the scene does not have ({_some(bodies)})"),
                 )
         elif isinstance(node, On):
             yield from obj(node.on.object, (*at, "on", "object"))
             if node.on.support not in bodies:
-                yield (*at, "on", "support"), (
-                    f"names {node.on.support!r}, which the scene does not have ({_some(bodies)})"
+                yield (
+                    (*at, "on", "support"),
+                    (f"names {node.on.support!r}, which the scene does not have ({_some(bodies)})"),
                 )
         elif isinstance(node, Lifted):
             yield from obj(node.lifted.object, (*at, "lifted", "object"))
@@ -96,8 +102,12 @@ def _predicate_issues(scene: Scene, pred: Predicate, loc: Loc) -> Iterator[Issue
             args = node.joint_open if isinstance(node, JointOpen) else node.joint_closed
             key = "joint_open" if isinstance(node, JointOpen) else "joint_closed"
             if args.joint not in joints:
-                yield (*at, key, "joint"), (
-                    f"names joint {args.joint!r}, which the scene does not have ({_some(joints)})"
+                yield (
+                    (*at, key, "joint"),
+                    (
+                        f"names joint {args.joint!r}, which the scene does not have "
+                        f"({_some(joints)})"
+                    ),
                 )
 
 
@@ -110,8 +120,13 @@ def _some(names: set[str]) -> str:
 def check_references(scene: Scene, base_dir: Path) -> list[Issue]:
     """Every dangling name or missing file in `scene`, with the field path that holds it."""
     issues: list[Issue] = []
+    issues.extend(_name_issues(scene))
     try:
         robot = resolve_robot(scene.robot.name, base_dir)
+        if not robot.mjcf.is_file():
+            raise RobotError(
+                f"robot {robot.name}: its MJCF file {str(robot.mjcf)!r} does not exist"
+            )
         if scene.robot.init_qpos is not None and len(scene.robot.init_qpos) != len(
             robot.arm_joints
         ):
@@ -129,7 +144,13 @@ def check_references(scene: Scene, base_dir: Path) -> list[Issue]:
                         (("cameras", i, "mount"), f"robot {robot.name} has no wrist camera mount")
                     )
     except RobotError as exc:
-        issues.append((("robot", "name"), str(exc)))
+        issues.append((("robot", "name"), _one_line(str(exc))))
+    except (KeyError, TypeError, ValueError, AttributeError, OSError, YAMLError) as exc:
+        # A robot.yaml descriptor that is not what metasim expects (missing key, wrong type).
+        what = f"missing key {exc}" if isinstance(exc, KeyError) else _one_line(str(exc))
+        issues.append(
+            (("robot", "name"), f"robot {scene.robot.name!r}: its descriptor is malformed ({what})")
+        )
 
     materials = {m.name for m in scene.materials}
     for key, items in (("objects", scene.objects), ("fixtures", scene.fixtures)):
@@ -137,13 +158,16 @@ def check_references(scene: Scene, base_dir: Path) -> list[Issue]:
             mat = getattr(item, "material", None)
             if mat is not None and mat not in materials:
                 issues.append(
-                    ((key, i, "material"), f"names material {mat!r}, not defined ({_some(materials)})")
+                    (
+                        (key, i, "material"),
+                        f"names material {mat!r}, not defined ({_some(materials)})",
+                    )
                 )
     for i, mat in enumerate(scene.materials):
-        if mat.texture and mat.texture.file and not (base_dir / mat.texture.file).is_file():
-            issues.append(
-                (("materials", i, "texture", "file"), f"file {mat.texture.file!r} does not exist")
-            )
+        if mat.texture and mat.texture.file:
+            problem = _file_problem("texture", base_dir, mat.texture.file)
+            if problem:
+                issues.append((("materials", i, "texture", "file"), problem))
 
     fixture_names = {f.name for f in scene.fixtures}
     for i, ob in enumerate(scene.objects):
@@ -151,12 +175,21 @@ def check_references(scene: Scene, base_dir: Path) -> list[Issue]:
             issues.append((("objects", i, "name"), f"the name {ob.name!r} is also a fixture's"))
         for attr in ("mesh", "mjcf"):
             rel = getattr(ob, attr)
-            if rel and not (base_dir / rel).is_file():
-                issues.append(
-                    (("objects", i, attr), f"file {rel!r} does not exist (relative to {base_dir})")
-                )
+            if rel and ob.shape == attr:
+                problem = _file_problem(attr, base_dir, rel, ob.scale)
+                if problem:
+                    issues.append((("objects", i, attr), problem))
 
     task = scene.task
+    dt = scene.physics.timestep
+    if task.control_hz * dt > 1.0 + 1e-9:
+        issues.append(
+            (
+                ("task", "control_hz"),
+                f"one control step (1/{task.control_hz:g} = {1.0 / task.control_hz:g} s) is "
+                f"shorter than physics.timestep ({dt:g} s); lower control_hz or the timestep",
+            )
+        )
     issues.extend(_predicate_issues(scene, task.success, ("task", "success")))
     for i, sub in enumerate(task.subgoals):
         issues.extend(_predicate_issues(scene, sub, ("task", "subgoals", i)))
@@ -171,17 +204,97 @@ def _expert_issues(scene: Scene) -> Iterator[Issue]:
     objects = {o.name for o in scene.objects}
     targets = objects | fixture_bodies(scene) | fixture_sites(scene)
     drawers = {f.name for f in scene.fixtures if isinstance(f, DrawerSpec)}
-    needs_object = exp.skill in ("pick_lift", "pick_place", "push")
-    if needs_object and exp.object not in objects:
-        yield ("task", "expert", "object"), (
-            f"skill {exp.skill!r} needs 'object' naming one of the scene's objects ({_some(objects)})"
+
+    def need(key: str, value: str | None, what: str, names: set[str]) -> Iterator[Issue]:
+        if value in names:
+            return
+        got = "it is not given" if value is None else f"the scene has no {value!r}"
+        yield (
+            ("task", "expert", key),
+            (f"skill {exp.skill!r} needs {key!r} naming {what}; {got} ({_some(names)})"),
         )
-    if exp.skill in ("pick_place", "push") and exp.target not in targets:
-        yield ("task", "expert", "target"), (
-            f"skill {exp.skill!r} needs 'target' naming an object, fixture or fixture site "
-            f"({_some(targets)})"
-        )
-    if exp.skill in ("open_drawer", "close_drawer") and exp.fixture not in drawers:
-        yield ("task", "expert", "fixture"), (
-            f"skill {exp.skill!r} needs 'fixture' naming a drawer ({_some(drawers)})"
-        )
+
+    if exp.skill in ("pick_lift", "pick_place", "push"):
+        yield from need("object", exp.object, "one of the scene's objects", objects)
+    if exp.skill in ("pick_place", "push"):
+        yield from need("target", exp.target, "an object, fixture or fixture site", targets)
+    if exp.skill in ("open_drawer", "close_drawer"):
+        yield from need("fixture", exp.fixture, "a drawer fixture", drawers)
+
+
+# ---------------------------------------------------------------- names and files
+
+# MuJoCo names metasim derives from the scene's names use '/': robot/<part> for the robot,
+# <fixture>/slide, <fixture>/drawer, <object>/free, <object>/mesh, <material>/tex.
+_RESERVED_BODIES = {"world": "MuJoCo's world body", "floor": "the floor plane"}
+
+
+def _name_issues(scene: Scene) -> Iterator[Issue]:
+    groups: list[tuple[str, list[Any]]] = [
+        ("objects", list(scene.objects)),
+        ("fixtures", list(scene.fixtures)),
+        ("cameras", list(scene.cameras)),
+        ("lights", list(scene.lights)),
+        ("materials", list(scene.materials)),
+    ]
+    for key, items in groups:
+        for i, item in enumerate(items):
+            name = item.name
+            where = (key, i, "name")
+            if not name.strip():
+                yield where, "expected a non-empty name"
+            elif "/" in name:
+                yield (
+                    where,
+                    (
+                        f"the name {name!r} contains '/', which metasim reserves for the names it "
+                        "derives (robot/..., <fixture>/slide, <object>/free)"
+                    ),
+                )
+            elif key in ("objects", "fixtures") and name in _RESERVED_BODIES:
+                yield where, f"the name {name!r} is reserved ({_RESERVED_BODIES[name]})"
+
+
+def _file_problem(
+    kind: str, base_dir: Path, rel: str, scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
+) -> str | None:
+    """Why the `kind` file `rel` (relative to the scene) cannot be used, or None."""
+    path = base_dir / rel
+    if not path.is_file():
+        return f"file {rel!r} does not exist (relative to {base_dir})"
+    stat = path.stat()
+    problem = _mujoco_problem(kind, str(path.resolve()), stat.st_mtime_ns, stat.st_size, scale)
+    return f"file {rel!r} does not load: {problem}" if problem else None
+
+
+@functools.lru_cache(maxsize=256)
+def _mujoco_problem(
+    kind: str, path: str, mtime_ns: int, size: int, scale: tuple[float, float, float]
+) -> str | None:
+    """MuJoCo's complaint about one asset file on its own (cached while the file is unchanged)."""
+    del mtime_ns, size  # part of the cache key only
+    import mujoco
+
+    try:
+        if kind == "mjcf":
+            mujoco.MjSpec.from_file(path).compile()
+            return None
+        spec = mujoco.MjSpec()
+        if kind == "mesh":
+            spec.add_mesh(name="probe", file=path, scale=list(scale))
+        else:
+            spec.add_texture(name="probe", type=mujoco.mjtTexture.mjTEXTURE_2D, file=path)
+        spec.compile()
+    except (ValueError, RuntimeError) as exc:
+        lines = [ln for ln in str(exc).splitlines() if not ln.startswith("Element name 'probe'")]
+        return _one_line("\n".join(lines))
+    return None
+
+
+def _one_line(text: str) -> str:
+    """A multi-line message (MuJoCo's, ruamel's) as one line."""
+    out = ""
+    for part in (p.strip() for p in str(text).splitlines()):
+        if part:
+            out += (" " if out.endswith(":") else "; ") + part if out else part
+    return out

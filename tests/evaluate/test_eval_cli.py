@@ -68,6 +68,7 @@ def test_same_seed_same_results_whatever_num_envs(tmp_path):
         ("policy=nope", "policy"),
         ("nonsense=1", "nonsense"),
         ("suite.tasks=[no_such_scene]", "no_such_scene"),
+        ("backend=bullet", "backend"),
     ],
 )
 def test_bad_overrides_exit_2_without_traceback(tmp_path, capsys, override, needle):

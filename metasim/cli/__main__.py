@@ -1,0 +1,3 @@
+from metasim.cli.main import main
+
+main()
