@@ -1,9 +1,10 @@
 """The built-in scripted expert: state-based waypoint programs tracked through IK.
 
 Each task's YAML names a skill (`task.expert`); a skill is a list of phases, each with a
-target for the grasp site, a gripper command and a condition to move on. Every env runs
-its own phase counter, so envs that reset at different times stay independent. Actions
-are end-effector deltas (`ee_delta`), gripper in the canonical convention (1 = open).
+target for the grasp site, a gripper command, a yaw to align the gripper to (`Align`) and
+a condition to move on. Every env runs its own phase counter, so envs that reset at
+different times stay independent. Actions are end-effector deltas (`ee_delta`), gripper
+in the canonical convention (1 = open).
 """
 
 from __future__ import annotations
@@ -58,6 +59,17 @@ class ObsView:
 
 Target = Callable[[ObsView, np.ndarray], np.ndarray]  # (view, anchor (B, 3)) -> (B, 3)
 Until = Callable[[ObsView], np.ndarray]
+YawFn = Callable[[ObsView], np.ndarray]  # (view) -> (B,) yaw the gripper aligns to
+
+
+@dataclass(frozen=True)
+class Align:
+    """Gripper yaw target: `yaw` modulo `period` (the symmetry of what it aligns to); of
+    the equivalent yaws the one nearest the gripper's current yaw is taken, so the target
+    never jumps by a period. No `yaw`: the world's x axis (the gripper's home yaw)."""
+
+    yaw: YawFn | None = None
+    period: float = np.pi  # the parallel gripper itself is 2-fold symmetric
 
 
 @dataclass(frozen=True)
@@ -70,6 +82,7 @@ class Phase:
     until: Until | None = None  # or move on when this holds
     max_steps: int = 80  # give up waiting and move on
     speed: float = 0.025  # metres per control step at most
+    align: Align = Align()
 
 
 def _half_z(ctx: PolicyContext, name: str) -> float:
@@ -78,19 +91,87 @@ def _half_z(ctx: PolicyContext, name: str) -> float:
     return 0.0
 
 
+def grip_yaw(v: ObsView) -> np.ndarray:
+    """(B,) yaw of the gripper (0 at home: fingers closing along world y)."""
+    return np.asarray(yaw_of(quat_to_mat(np.asarray(v.p["ee_quat"]))))
+
+
+def _wrap(angle: np.ndarray, period: float) -> np.ndarray:
+    """`angle` reduced to [-period/2, period/2)."""
+    return np.asarray((angle + period / 2) % period - period / 2)
+
+
+def object_align(ctx: PolicyContext, name: str) -> Align:
+    """How the gripper aligns to grasp object `name`: across its narrower horizontal side,
+    modulo the object's symmetry (90 degrees for a square box); round objects standing
+    upright need no alignment."""
+    spec = next(o for o in ctx.compiled.scene.objects if o.name == name)
+    upright = abs(quat_to_mat(np.asarray(spec.quat))[2, 2]) > 0.99
+    if spec.shape == "sphere" or (spec.shape in ("cylinder", "capsule") and upright):
+        return Align()
+    hx, hy = ctx.compiled.index.object_half[ctx.object_names.index(name), :2]
+    if abs(hx - hy) < 1e-6:
+        return Align(lambda v: v.obj_yaw(name), np.pi / 2)
+    turn = 0.0 if hy <= hx else np.pi / 2  # close the fingers along the shorter side
+    return Align(lambda v: v.obj_yaw(name) + turn, np.pi)
+
+
+def fixture_yaw(ctx: PolicyContext, name: str) -> float:
+    """Yaw of the fixture that `name` (a fixture, or one of its bodies or sites) belongs to."""
+    for fx in ctx.compiled.scene.fixtures:
+        if name == fx.name or name.startswith(fx.name + "/"):
+            return float(getattr(fx, "yaw", 0.0))
+    return 0.0
+
+
+def place_align(ctx: PolicyContext, obj: str, target: str) -> Align:
+    """Turn the held object `obj` so that its sides line up with the target's (the other
+    object's, or the fixture's axes), modulo the held object's symmetry."""
+    held = object_align(ctx, obj)
+    if held.yaw is None:
+        return Align(grip_yaw)  # round: keep the gripper as it is
+    if target in ctx.object_names:
+        tgt = object_align(ctx, target).yaw
+        if tgt is None:
+            return Align(grip_yaw)
+        target_yaw: YawFn = tgt
+    else:
+        const = fixture_yaw(ctx, target)
+        target_yaw = lambda v: np.full(v.ee.shape[0], const)  # noqa: E731
+    return Align(
+        lambda v: grip_yaw(v) + _wrap(target_yaw(v) - v.obj_yaw(obj), held.period), held.period
+    )
+
+
 def pick_phases(ctx: PolicyContext, obj: str, carry: float) -> list[Phase]:
-    grasp_dz = max(0.0, 0.022 - _half_z(ctx, obj))  # keep the fingertips off the table
+    # Grasp height over the object's centre: the fingertips (2 cm below the grasp site)
+    # stay off the table, and the palm (3.8 cm above it) 1 cm clear of a tall object's top.
+    half_z = _half_z(ctx, obj)
+    grasp_dz = max(0.022 - half_z, half_z - 0.028)
     up = np.array([0.0, 0.0, 1.0])
+    al = object_align(ctx, obj)
+    hold = Align(grip_yaw)
     return [
-        Phase("approach", lambda v, a: v.obj(obj) + 0.1 * up, OPEN, tol=0.02, speed=0.03),
-        Phase("descend", lambda v, a: v.obj(obj) + grasp_dz * up, OPEN, tol=0.007, speed=0.015),
-        Phase("close", lambda v, a: a, CLOSED, tol=None, wait=8, max_steps=8),
-        Phase("lift", lambda v, a: a + carry * up, CLOSED, tol=0.02, speed=0.02),
+        Phase("approach", lambda v, a: v.obj(obj) + 0.1 * up, OPEN, tol=0.02, speed=0.03, align=al),
+        Phase(
+            "descend",
+            lambda v, a: v.obj(obj) + grasp_dz * up,
+            OPEN,
+            tol=0.007,
+            speed=0.015,
+            align=al,
+        ),
+        Phase("close", lambda v, a: a, CLOSED, tol=None, wait=8, max_steps=8, align=hold),
+        Phase("lift", lambda v, a: a + carry * up, CLOSED, tol=0.02, speed=0.02, align=hold),
     ]
 
 
-def place_phases(ctx: PolicyContext, target: str, offset: np.ndarray, carry_z: float) -> list[Phase]:
+def place_phases(
+    ctx: PolicyContext, obj: str, target: str, offset: np.ndarray, carry_z: float
+) -> list[Phase]:
     up = np.array([0.0, 0.0, 1.0])
+    al = place_align(ctx, obj, target)
+    hold = Align(grip_yaw)
 
     def above(v: ObsView, a: np.ndarray) -> np.ndarray:
         p = v.point(target) + offset
@@ -98,41 +179,102 @@ def place_phases(ctx: PolicyContext, target: str, offset: np.ndarray, carry_z: f
         return np.asarray(p)
 
     return [
-        Phase("carry", above, CLOSED, tol=0.015, speed=0.025),
-        Phase("lower", lambda v, a: v.point(target) + offset, CLOSED, tol=0.01, speed=0.015),
-        Phase("release", lambda v, a: a, OPEN, tol=None, wait=6, max_steps=6),
-        Phase("retreat", lambda v, a: a + 0.1 * up, OPEN, tol=0.02),
+        Phase("carry", above, CLOSED, tol=0.015, speed=0.025, align=al),
+        Phase(
+            "lower", lambda v, a: v.point(target) + offset, CLOSED, tol=0.01, speed=0.015, align=al
+        ),
+        Phase("release", lambda v, a: a, OPEN, tol=None, wait=6, max_steps=6, align=hold),
+        Phase("retreat", lambda v, a: a + 0.1 * up, OPEN, tol=0.02, align=hold),
     ]
 
 
-def push_phases(ctx: PolicyContext, obj: str, target: str, offset: np.ndarray) -> list[Phase]:
+def push_phases(
+    ctx: PolicyContext, obj: str, target: str, offset: np.ndarray, attempts: int = 4
+) -> list[Phase]:
+    """Push `obj` to the target with the closed gripper, in up to `attempts` strokes.
+
+    The pusher moves along the object-to-goal direction (the contact sticks by friction,
+    so the object goes where the pusher goes) while steering onto the line through the
+    object's centre; when the object slips off the pusher, it lifts, goes around behind
+    the object again and pushes anew."""
     half = float(np.max(ctx.compiled.index.object_half[ctx.object_names.index(obj), :2]))
-    z = max(0.0, 0.024 - _half_z(ctx, obj))
+    z = max(0.0, 0.023 - _half_z(ctx, obj))  # the pads' lower ends 3 mm over the table
+    up = np.array([0.0, 0.0, 1.0])
+
+    def goal(v: ObsView) -> np.ndarray:
+        return np.asarray(v.point(target) + offset)
 
     def direction(v: ObsView) -> np.ndarray:
-        d = (v.point(target) + offset - v.obj(obj))[:, :2]
+        d = (goal(v) - v.obj(obj))[:, :2]
         d /= np.maximum(np.linalg.norm(d, axis=1, keepdims=True), 1e-6)
         return np.concatenate([d, np.zeros((len(d), 1))], axis=1)
 
-    def behind(v: ObsView, a: np.ndarray, lift: float) -> np.ndarray:
-        p = v.obj(obj) - direction(v) * (half + 0.035)
+    def behind(v: ObsView, lift: float) -> np.ndarray:
+        p = v.obj(obj) - direction(v) * (half + 0.03)
         p[:, 2] = v.obj(obj)[:, 2] + z + lift
         return np.asarray(p)
 
+    def offsets(v: ObsView) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(direction, distance along it from pusher to object, lateral offset vector)."""
+        d = direction(v)
+        rel = v.obj(obj) - v.ee
+        rel[:, 2] = 0.0
+        along = np.sum(rel * d, axis=1)
+        return d, along, rel - along[:, None] * d
+
     def push(v: ObsView, a: np.ndarray) -> np.ndarray:
-        p = v.obj(obj) + direction(v) * (0.02 - half - 0.012)
+        d, _, lateral = offsets(v)
+        p = v.ee + 0.01 * d + 1.5 * lateral  # this step's move: forward, and onto the line
         p[:, 2] = v.obj(obj)[:, 2] + z
         return np.asarray(p)
 
     def arrived(v: ObsView) -> np.ndarray:
-        return np.asarray(np.linalg.norm((v.point(target) + offset - v.obj(obj))[:, :2], axis=1) < 0.012)
+        return np.asarray(np.linalg.norm((goal(v) - v.obj(obj))[:, :2], axis=1) < 0.012)
 
-    return [
-        Phase("above", lambda v, a: behind(v, a, 0.08), CLOSED, tol=0.015, speed=0.03),
-        Phase("down", lambda v, a: behind(v, a, 0.0), CLOSED, tol=0.008, speed=0.015),
-        Phase("push", push, CLOSED, tol=None, until=arrived, max_steps=200, speed=0.008),
-        Phase("retreat", lambda v, a: a + np.array([0, 0, 0.1]), OPEN, tol=0.02),
-    ]
+    def slipped(v: ObsView) -> np.ndarray:
+        _, along, lateral = offsets(v)
+        lost = (along > half + 0.045) | (np.linalg.norm(lateral, axis=1) > 0.015)
+        return np.asarray(lost | arrived(v))
+
+    sides = object_align(ctx, obj)
+
+    def face(v: ObsView) -> np.ndarray:
+        """Gripper yaw that puts the pads' flat side on the object's face that is pushed
+        (the face whose normal is nearest the push direction)."""
+        d = direction(v)
+        ang = np.arctan2(d[:, 1], d[:, 0])
+        if sides.yaw is None:
+            return np.asarray(ang)
+        normals = sides.yaw(v)
+        return np.asarray(normals + _wrap(ang - normals, sides.period))
+
+    al = Align(face, np.pi)
+    phases: list[Phase] = []
+    for i in range(attempts):
+        if i:
+            phases.append(
+                Phase(f"lift{i}", lambda v, a: a + 0.06 * up, CLOSED, tol=0.015, align=al)
+            )
+        phases += [
+            Phase(
+                f"above{i}", lambda v, a: behind(v, 0.08), CLOSED, tol=0.015, speed=0.03, align=al
+            ),
+            Phase(
+                f"down{i}", lambda v, a: behind(v, 0.0), CLOSED, tol=0.008, speed=0.015, align=al
+            ),
+            Phase(
+                f"push{i}",
+                push,
+                CLOSED,
+                tol=None,
+                until=slipped,
+                max_steps=150,
+                speed=0.02,
+                align=al,
+            ),
+        ]
+    phases.append(Phase("retreat", lambda v, a: a + 0.1 * up, OPEN, tol=0.02, align=al))
+    return phases
 
 
 def drawer_phases(ctx: PolicyContext, fixture: str, opening: bool) -> list[Phase]:
@@ -141,42 +283,81 @@ def drawer_phases(ctx: PolicyContext, fixture: str, opening: bool) -> list[Phase
     pull = np.array([-np.cos(spec.yaw), -np.sin(spec.yaw), 0.0])  # the opening direction
     handle = f"{fixture}/handle"
     up = np.array([0.0, 0.0, 1.0])
+    al = Align(lambda v: np.full(v.ee.shape[0], spec.yaw), np.pi)
     if opening:
         return [
-            Phase("approach", lambda v, a: v.point(handle) + 0.08 * up, OPEN, tol=0.015),
-            Phase("descend", lambda v, a: v.point(handle), OPEN, tol=0.006, speed=0.012),
-            Phase("grip", lambda v, a: v.point(handle), CLOSED, tol=None, wait=8, max_steps=8),
-            Phase("pull", lambda v, a: v.point(handle) + 0.05 * pull, CLOSED, tol=None,
-                  until=lambda v: v.joint_fraction(fixture) > 0.95, max_steps=120, speed=0.012),
-            Phase("release", lambda v, a: a, OPEN, tol=None, wait=6, max_steps=6),
-            Phase("retreat", lambda v, a: a + 0.1 * up + 0.05 * pull, OPEN, tol=0.02),
+            Phase("approach", lambda v, a: v.point(handle) + 0.08 * up, OPEN, tol=0.015, align=al),
+            Phase("descend", lambda v, a: v.point(handle), OPEN, tol=0.006, speed=0.012, align=al),
+            Phase(
+                "grip",
+                lambda v, a: v.point(handle),
+                CLOSED,
+                tol=None,
+                wait=8,
+                max_steps=8,
+                align=al,
+            ),
+            Phase(
+                "pull",
+                lambda v, a: v.point(handle) + 0.05 * pull,
+                CLOSED,
+                tol=None,
+                until=lambda v: v.joint_fraction(fixture) > 0.95,
+                max_steps=120,
+                speed=0.012,
+                align=al,
+            ),
+            Phase("release", lambda v, a: a, OPEN, tol=None, wait=6, max_steps=6, align=al),
+            Phase("retreat", lambda v, a: a + 0.1 * up + 0.05 * pull, OPEN, tol=0.02, align=al),
         ]
     stand = 0.062  # from the handle site to the pads' centre just in front of the cap
     return [
-        Phase("approach", lambda v, a: v.point(handle) + stand * pull + 0.08 * up, CLOSED, tol=0.015),
-        Phase("descend", lambda v, a: v.point(handle) + stand * pull, CLOSED, tol=0.006, speed=0.012),
-        Phase("push", lambda v, a: v.point(handle) - 0.02 * pull, CLOSED, tol=None,
-              until=lambda v: v.joint_fraction(fixture) < 0.02, max_steps=120, speed=0.012),
-        Phase("retreat", lambda v, a: a + 0.1 * up + 0.05 * pull, CLOSED, tol=0.02),
+        Phase(
+            "approach",
+            lambda v, a: v.point(handle) + stand * pull + 0.08 * up,
+            CLOSED,
+            tol=0.015,
+            align=al,
+        ),
+        Phase(
+            "descend",
+            lambda v, a: v.point(handle) + stand * pull,
+            CLOSED,
+            tol=0.006,
+            speed=0.012,
+            align=al,
+        ),
+        Phase(
+            "push",
+            lambda v, a: v.point(handle) - 0.02 * pull,
+            CLOSED,
+            tol=None,
+            until=lambda v: v.joint_fraction(fixture) < 0.02,
+            max_steps=120,
+            speed=0.012,
+            align=al,
+        ),
+        Phase("retreat", lambda v, a: a + 0.1 * up + 0.05 * pull, CLOSED, tol=0.02, align=al),
     ]
 
 
-def skill_phases(ctx: PolicyContext, exp: ExpertSpec) -> tuple[list[Phase], str | None]:
-    """The phase program of a skill, and the object whose yaw the gripper aligns to."""
+def skill_phases(ctx: PolicyContext, exp: ExpertSpec) -> list[Phase]:
+    """The phase program of a skill."""
     offset = np.asarray(exp.target_offset)
     if exp.skill == "pick_lift":
         assert exp.object is not None
-        return pick_phases(ctx, exp.object, exp.lift), exp.object
+        return pick_phases(ctx, exp.object, exp.lift)
     if exp.skill == "pick_place":
         assert exp.object is not None and exp.target is not None
         carry_z = 0.22  # above every built-in fixture's walls
-        phases = pick_phases(ctx, exp.object, exp.lift) + place_phases(ctx, exp.target, offset, carry_z)
-        return phases, exp.object
+        return pick_phases(ctx, exp.object, exp.lift) + place_phases(
+            ctx, exp.object, exp.target, offset, carry_z
+        )
     if exp.skill == "push":
         assert exp.object is not None and exp.target is not None
-        return push_phases(ctx, exp.object, exp.target, offset), None
+        return push_phases(ctx, exp.object, exp.target, offset)
     assert exp.fixture is not None
-    return drawer_phases(ctx, exp.fixture, exp.skill == "open_drawer"), None
+    return drawer_phases(ctx, exp.fixture, exp.skill == "open_drawer")
 
 
 class ScriptedExpert:
@@ -194,7 +375,7 @@ class ScriptedExpert:
         if ctx.action_space != "ee_delta":
             raise ValueError("the scripted expert drives the 'ee_delta' action space")
         self.ctx = ctx
-        self.phases, self.align_to = skill_phases(ctx, exp)
+        self.phases = skill_phases(ctx, exp)
         n = ctx.num_envs
         self.phase = np.zeros(n, dtype=np.int64)
         self.count = np.zeros(n, dtype=np.int64)
@@ -207,17 +388,6 @@ class ScriptedExpert:
         self.count[ids] = 0
         self.fresh[ids] = True
 
-    def _yaw_target(self, v: ObsView) -> np.ndarray:
-        if self.align_to is None:
-            return np.zeros(v.ee.shape[0])
-        yaw = v.obj_yaw(self.align_to)
-        cur = quat_to_mat(np.asarray(v.p["ee_quat"]))
-        grip_yaw = np.arctan2(cur[:, 1, 0], cur[:, 0, 0])
-        # A 4-fold symmetric object: of its yaws modulo 90 degrees take the one nearest the
-        # gripper's, so the target never flips by 90 degrees near the +-45 degree wrap.
-        quarter = np.pi / 2
-        return np.asarray(yaw + quarter * np.round((grip_yaw - yaw) / quarter))
-
     def act(self, obs: dict[str, Any]) -> np.ndarray:
         v = ObsView(obs, self.ctx)
         ee = v.ee
@@ -225,9 +395,12 @@ class ScriptedExpert:
         self.anchor[self.fresh] = ee[self.fresh]
         self.fresh[:] = False
         action = np.zeros((n, 7))
+        yaw = np.zeros(n)
+        gyaw = grip_yaw(v)
         last = len(self.phases) - 1
+        current = self.phase.copy()
         for k, ph in enumerate(self.phases):
-            sel = self.phase == k
+            sel = current == k  # a phase entered this step acts from the next
             if not sel.any():
                 continue
             target = ph.target(v, self.anchor)[sel]
@@ -235,6 +408,9 @@ class ScriptedExpert:
             dist = np.linalg.norm(err, axis=1, keepdims=True)
             action[sel, :3] = err * np.minimum(1.0, ph.speed / np.maximum(dist, 1e-9))
             action[sel, 6] = ph.gripper
+            want = np.zeros(n) if ph.align.yaw is None else ph.align.yaw(v)
+            # of the yaws equivalent under the symmetry, the one nearest the gripper's
+            yaw[sel] = (gyaw + _wrap(want - gyaw, ph.align.period))[sel]
             self.count[sel] += 1
             done = self.count[sel] >= ph.wait
             if ph.tol is not None:
@@ -248,11 +424,11 @@ class ScriptedExpert:
             self.phase[ids] += 1
             self.count[ids] = 0
             self.fresh[ids] = True
-        action[:, 3:6] = self._rotation(v, ee)
+        action[:, 3:6] = self._rotation(v, yaw)
         return action[:, None, :]
 
-    def _rotation(self, v: ObsView, ee: np.ndarray) -> np.ndarray:
-        yaw = self._yaw_target(v)
+    def _rotation(self, v: ObsView, yaw: np.ndarray) -> np.ndarray:
+        """Rotation vector (world frame, at most 0.15 rad) towards pointing down at `yaw`."""
         cur = quat_to_mat(np.asarray(v.p["ee_quat"]))
         rz = axis_angle_to_mat(np.stack([np.zeros_like(yaw), np.zeros_like(yaw), yaw], axis=1))
         goal = rz @ DOWN

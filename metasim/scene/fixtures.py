@@ -32,10 +32,24 @@ def build(spec: mujoco.MjSpec, fixture: Any) -> float | None:
     return _BUILDERS[type(fixture)](spec, fixture)
 
 
-def _box(body: Any, name: str, pos: list[float], half: list[float], rgba: Any, material: str | None,
-         collide: bool = True, **kw: Any) -> Any:
+def _box(
+    body: Any,
+    name: str,
+    pos: list[float],
+    half: list[float],
+    rgba: Any,
+    material: str | None,
+    collide: bool = True,
+    **kw: Any,
+) -> Any:
     geom = body.add_geom(
-        name=name, type=BOX, pos=pos, size=half, contype=int(collide), conaffinity=int(collide), **kw
+        name=name,
+        type=BOX,
+        pos=pos,
+        size=half,
+        contype=int(collide),
+        conaffinity=int(collide),
+        **kw,
     )
     if material:
         geom.material = material
@@ -50,13 +64,26 @@ def _table(spec: mujoco.MjSpec, fx: TableSpec) -> float:
     top = fx.height
     body = spec.worldbody.add_body(name=fx.name, pos=[fx.pos[0], fx.pos[1], top - fx.thickness / 2])
     rgba = fx.rgba or (0.62, 0.5, 0.38, 1.0)
-    _box(body, f"{fx.name}/top", [0, 0, 0], [hx, hy, fx.thickness / 2], rgba, fx.material,
-         friction=list(fx.friction))
+    _box(
+        body,
+        f"{fx.name}/top",
+        [0, 0, 0],
+        [hx, hy, fx.thickness / 2],
+        rgba,
+        fx.material,
+        friction=list(fx.friction),
+    )
     leg_half = fx.leg_length / 2
     for i, (sx, sy) in enumerate(((1, 1), (1, -1), (-1, 1), (-1, -1))):
-        _box(body, f"{fx.name}/leg{i}", [sx * (hx - 0.04), sy * (hy - 0.04),
-             -fx.thickness / 2 - leg_half], [0.025, 0.025, leg_half], (0.3, 0.3, 0.3, 1), None,
-             collide=False)
+        _box(
+            body,
+            f"{fx.name}/leg{i}",
+            [sx * (hx - 0.04), sy * (hy - 0.04), -fx.thickness / 2 - leg_half],
+            [0.025, 0.025, leg_half],
+            (0.3, 0.3, 0.3, 1),
+            None,
+            collide=False,
+        )
     return top - fx.thickness - fx.leg_length
 
 
@@ -75,34 +102,90 @@ def _drawer(spec: mujoco.MjSpec, fx: DrawerSpec) -> None:
 
     drawer = cab.add_body(name=f"{fx.name}/drawer")
     drawer.add_joint(
-        name=f"{fx.name}/slide", type=mujoco.mjtJoint.mjJNT_SLIDE, axis=[-1, 0, 0],
-        range=[0, fx.travel], damping=fx.damping, frictionloss=0.5, armature=0.05,
+        name=f"{fx.name}/slide",
+        type=mujoco.mjtJoint.mjJNT_SLIDE,
+        axis=[-1, 0, 0],
+        range=[0, fx.travel],
+        damping=fx.damping,
+        frictionloss=0.5,
+        armature=0.05,
     )
     front = (0.8, 0.7, 0.55, 1.0)
     inner_w = wy - t - 0.004  # clearance to the cabinet's side walls
     inner_d = dx - t - 0.004
     floor_z = t + 0.004
     wall_h = (hz - 2 * t - 0.03) / 2
-    dens = {"density": 300.0}
-    _box(drawer, f"{fx.name}/front", [-dx + t / 2, 0, hz / 2], [t / 2, wy - 0.002, hz / 2 - 0.002],
-         front, mat, **dens)
-    _box(drawer, f"{fx.name}/floor", [0, 0, floor_z + t / 2], [inner_d, inner_w, t / 2], front, mat,
-         **dens)
-    _box(drawer, f"{fx.name}/dleft", [0, inner_w - t / 2, floor_z + wall_h], [inner_d, t / 2, wall_h],
-         front, mat, **dens)
-    _box(drawer, f"{fx.name}/dright", [0, -inner_w + t / 2, floor_z + wall_h],
-         [inner_d, t / 2, wall_h], front, mat, **dens)
-    _box(drawer, f"{fx.name}/dback", [inner_d - t / 2, 0, floor_z + wall_h], [t / 2, inner_w, wall_h],
-         front, mat, **dens)
+    dens: dict[str, Any] = {"density": 300.0}
+    _box(
+        drawer,
+        f"{fx.name}/front",
+        [-dx + t / 2, 0, hz / 2],
+        [t / 2, wy - 0.002, hz / 2 - 0.002],
+        front,
+        mat,
+        **dens,
+    )
+    _box(
+        drawer,
+        f"{fx.name}/floor",
+        [0, 0, floor_z + t / 2],
+        [inner_d, inner_w, t / 2],
+        front,
+        mat,
+        **dens,
+    )
+    _box(
+        drawer,
+        f"{fx.name}/dleft",
+        [0, inner_w - t / 2, floor_z + wall_h],
+        [inner_d, t / 2, wall_h],
+        front,
+        mat,
+        **dens,
+    )
+    _box(
+        drawer,
+        f"{fx.name}/dright",
+        [0, -inner_w + t / 2, floor_z + wall_h],
+        [inner_d, t / 2, wall_h],
+        front,
+        mat,
+        **dens,
+    )
+    _box(
+        drawer,
+        f"{fx.name}/dback",
+        [inner_d - t / 2, 0, floor_z + wall_h],
+        [t / 2, inner_w, wall_h],
+        front,
+        mat,
+        **dens,
+    )
     # Handle: a tab sticking out of the front with an end cap, so fingers that close on
     # the tab behind the cap can pull without relying on friction alone.
     tab_len, tab_z = 0.05, hz - 0.035
     grey = (0.25, 0.25, 0.27, 1.0)
-    _box(drawer, f"{fx.name}/tab", [-dx - tab_len / 2, 0, tab_z], [tab_len / 2, 0.009, 0.009], grey,
-         None, **dens)
-    _box(drawer, f"{fx.name}/cap", [-dx - tab_len - 0.007, 0, tab_z], [0.007, 0.028, 0.013], grey,
-         None, **dens)
-    drawer.add_site(name=f"{fx.name}/handle", pos=[-dx - tab_len * 0.55, 0, tab_z], size=[0.005] * 3)
+    _box(
+        drawer,
+        f"{fx.name}/tab",
+        [-dx - tab_len / 2, 0, tab_z],
+        [tab_len / 2, 0.009, 0.009],
+        grey,
+        None,
+        **dens,
+    )
+    _box(
+        drawer,
+        f"{fx.name}/cap",
+        [-dx - tab_len - 0.007, 0, tab_z],
+        [0.007, 0.028, 0.013],
+        grey,
+        None,
+        **dens,
+    )
+    drawer.add_site(
+        name=f"{fx.name}/handle", pos=[-dx - tab_len * 0.55, 0, tab_z], size=[0.005] * 3
+    )
     drawer.add_site(name=f"{fx.name}/inside", pos=[0, 0, floor_z + t], size=[0.005] * 3)
     spec.add_exclude(bodyname1=fx.name, bodyname2=f"{fx.name}/drawer")
 
@@ -124,5 +207,12 @@ def _bin(spec: mujoco.MjSpec, fx: BinSpec) -> None:
 @builder(MarkerSpec)
 def _marker(spec: mujoco.MjSpec, fx: MarkerSpec) -> None:
     body = spec.worldbody.add_body(name=fx.name, pos=list(fx.pos))
-    _box(body, f"{fx.name}/patch", [0, 0, 0.0005], [fx.half_size[0], fx.half_size[1], 0.0005],
-         fx.rgba, None, collide=False)
+    _box(
+        body,
+        f"{fx.name}/patch",
+        [0, 0, 0.0005],
+        [fx.half_size[0], fx.half_size[1], 0.0005],
+        fx.rgba,
+        None,
+        collide=False,
+    )
