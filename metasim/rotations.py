@@ -24,7 +24,7 @@ def mat_to_quat(mat: np.ndarray) -> np.ndarray:
     m00, m01, m02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
     m10, m11, m12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
     m20, m21, m22 = m[..., 2, 0], m[..., 2, 1], m[..., 2, 2]
-    cands = np.empty(m.shape[:-2] + (4, 4))  # row k is 4 q_k q, pivoting on component k
+    cands = np.empty((*m.shape[:-2], 4, 4))  # row k is 4 q_k q, pivoting on component k
     cands[..., 0, :] = np.moveaxis(
         np.array([1 + m00 + m11 + m22, m21 - m12, m02 - m20, m10 - m01]), 0, -1
     )
@@ -49,7 +49,7 @@ def quat_to_mat(q: np.ndarray) -> np.ndarray:
     q = np.asarray(q, dtype=np.float64)
     q = q / np.linalg.norm(q, axis=-1, keepdims=True)
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    out = np.empty(q.shape[:-1] + (3, 3))
+    out = np.empty((*q.shape[:-1], 3, 3))
     out[..., 0, 0] = 1 - 2 * (y * y + z * z)
     out[..., 0, 1] = 2 * (x * y - w * z)
     out[..., 0, 2] = 2 * (x * z + w * y)

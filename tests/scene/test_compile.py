@@ -49,7 +49,9 @@ SCENE = """\
 name: everything
 robot: {{name: "{robot}", init_noise: 0.05}}
 materials:
-  - {{name: checker, texture: {{builtin: checker, rgb1: [0.9, 0.9, 0.9], rgb2: [0.2, 0.2, 0.2]}}, texrepeat: [4, 4]}}
+  - name: checker
+    texture: {{builtin: checker, rgb1: [0.9, 0.9, 0.9], rgb2: [0.2, 0.2, 0.2]}}
+    texrepeat: [4, 4]
   - {{name: photo, texture: {{file: tex.png}}}}
 fixtures:
   - {{type: table, name: table, material: checker}}
@@ -72,7 +74,10 @@ lights:
 task:
   instruction: open the drawer
   success: {{joint_open: {{joint: cab, fraction: 0.9}}}}
-  subgoals: [{{in_region: {{object: ball, region: {{center: [0, 0, 0], half_size: [0.1, 0.1, 0.1], frame: goal}}}}}}]
+  subgoals:
+    - in_region:
+        object: ball
+        region: {{center: [0, 0, 0], half_size: [0.1, 0.1, 0.1], frame: goal}}
   time_limit: 2.0
 """
 
@@ -95,7 +100,9 @@ def test_every_element_compiles_steps_and_renders(tmp_path, robot):
     path = _write(tmp_path, robot)
     compiled = compile_file(str(path))
     m = compiled.model
-    assert {"mug", "prop", "ball", "can", "pill", "post", "cab/drawer"} <= set(compiled.index.bodies)
+    assert {"mug", "prop", "ball", "can", "pill", "post", "cab/drawer"} <= set(
+        compiled.index.bodies
+    )
     assert compiled.index.object_qpos[compiled.index.object_names.index("post")] == -1
     assert m.ntex >= 2 and m.nlight == 2 and m.ncam == 2
     env = MetasimVectorEnv(compiled, num_envs=2, cameras=("top", "side"))
