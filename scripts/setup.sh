@@ -5,6 +5,7 @@
 #   bash scripts/setup.sh episodes=20 # install, then eval with Hydra overrides
 # Installs: Debian's Mesa EGL/OSMesa (offscreen rendering), a virtualenv in .venv with
 # metasim and its dev tools, and the CPU build of torch (the [torch] extra).
+# METASIM_EXTRAS picks other extras (default: dev,torch; CI adds menagerie).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,7 +28,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".[dev,torch]"
+.venv/bin/python -m pip install -q -e ".[${METASIM_EXTRAS:-dev,torch}]"
 .venv/bin/python -c "import metasim, mujoco; print('metasim', metasim.__version__, 'mujoco', mujoco.__version__)"
 
 if [ "${1:-}" = "--no-run" ]; then

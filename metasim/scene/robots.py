@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ruamel.yaml import YAML
 
@@ -142,10 +143,11 @@ def _mjcf_robot(rel: str, base_dir: Path) -> RobotDescriptor:
     )
 
 
-# Menagerie's Panda: joint and actuator names as that model has them.
-_MENAGERIE = {
+# Menagerie robots metasim knows how to drive: the entry point (model file) and the
+# joint, actuator and gripper names as that model has them.
+_MENAGERIE: dict[str, dict[str, Any]] = {
     "franka_emika_panda": dict(
-        xml="franka_emika_panda/panda.xml",
+        entry="panda",
         base_body="link0",
         arm_joints=tuple(f"joint{i}" for i in range(1, 8)),
         arm_actuators=tuple(f"actuator{i}" for i in range(1, 8)),
@@ -153,18 +155,30 @@ _MENAGERIE = {
         ee_site="metasim_ee",
         gripper=GripperInfo("actuator8", ("finger_joint1", "finger_joint2"), 255.0, 0.0, 0.08),
         extra_sites={"metasim_ee": ("hand", (0.0, 0.0, 0.1034))},
+        wrist_camera=WristMount("hand", (-0.09, 0.0, 0.045), (0.0, 0.0, 0.17), (1.0, 0.0, 0.0)),
     )
 }
 
 
 def _menagerie_robot(name: str) -> RobotDescriptor:
+    """A Menagerie model through the `mujoco-menagerie` package, offline only: the
+    assets must be on disk under MENAGERIE_ROOT (nothing is downloaded while loading)."""
     if name not in _MENAGERIE:
         raise RobotError(
             f"menagerie robot {name!r} has no metasim descriptor yet; known: {sorted(_MENAGERIE)}"
         )
+    try:
+        import mujoco_menagerie
+    except ImportError:
+        raise RobotError(
+            f"menagerie robot {name!r} is not available here; {MENAGERIE_HINT}"
+        ) from None
     root = os.environ.get("MENAGERIE_ROOT")
-    if not root or not Path(root, _MENAGERIE[name]["xml"]).is_file():  # type: ignore[arg-type]
+    if not root or not Path(root, name).is_dir():
         raise RobotError(f"menagerie robot {name!r} is not available here; {MENAGERIE_HINT}")
     spec = dict(_MENAGERIE[name])
-    xml = Path(root) / str(spec.pop("xml"))
-    return RobotDescriptor(name=f"menagerie:{name}", mjcf=xml, **spec)  # type: ignore[arg-type]
+    try:
+        xml = mujoco_menagerie.get(name).xml(spec.pop("entry"))
+    except mujoco_menagerie.MenagerieError as exc:
+        raise RobotError(f"menagerie robot {name!r}: {exc}; {MENAGERIE_HINT}") from None
+    return RobotDescriptor(name=f"menagerie:{name}", mjcf=Path(xml), **spec)
