@@ -180,6 +180,7 @@ def check_references(scene: Scene, base_dir: Path) -> list[Issue]:
                 if problem:
                     issues.append((("objects", i, attr), problem))
 
+    issues.extend(_shuffle_issues(scene))
     task = scene.task
     dt = scene.physics.timestep
     if task.control_hz * dt > 1.0 + 1e-9:
@@ -298,3 +299,18 @@ def _one_line(text: str) -> str:
         if part:
             out += (" " if out.endswith(":") else "; ") + part if out else part
     return out
+
+
+def _shuffle_issues(scene: Scene) -> Iterator[Issue]:
+    objects = {o.name for o in scene.objects}
+    free = {o.name for o in scene.objects if o.free}
+    for g, group in enumerate(scene.shuffle_positions):
+        for i, name in enumerate(group):
+            where: Loc = ("shuffle_positions", g, i)
+            if name not in objects:
+                yield (
+                    where,
+                    f"names object {name!r}, which the scene does not have ({_some(objects)})",
+                )
+            elif name not in free:
+                yield where, f"object {name!r} is fixed (free: false), so it cannot be moved"

@@ -425,6 +425,9 @@ class Scene(Strict):
     objects: list[ObjectSpec] = []
     cameras: list[CameraSpec] = []
     lights: list[LightSpec] = []
+    shuffle_positions: list[Annotated[list[str], Field(min_length=2)]] = []
+    """Groups of objects whose nominal positions are permuted at every reset (so that
+    which object sits where is random, e.g. which coloured cube is in the middle)."""
     task: TaskSpec
 
     @field_validator("objects", "fixtures", "cameras", "lights", "materials")

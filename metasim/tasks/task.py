@@ -20,6 +20,7 @@ class TaskRuntime:
         self.instruction = task.instruction
         self._success = compile_predicate(task.success, compiled)
         self._subgoals = [compile_predicate(p, compiled) for p in task.subgoals]
+        self._obj = {ob.name: i for i, ob in enumerate(compiled.scene.objects)}
 
     def success(self, view: TaskView) -> np.ndarray:
         """(B,) bool."""
@@ -53,11 +54,15 @@ class TaskRuntime:
                 ctrl = grip.closed_ctrl + g * (grip.open_ctrl - grip.closed_ctrl)
                 state.ctrl[row, idx.gripper_act] = ctrl
                 state.qpos[row, idx.gripper_qpos] = g * grip.max_width / len(idx.gripper_qpos)
+            nominal = {ob.name: np.asarray(ob.pos) for ob in scene.objects}
+            for group in scene.shuffle_positions:
+                for name, k in zip(group, rng.permutation(len(group)), strict=True):
+                    nominal[name] = np.asarray(scene.objects[self._obj[group[k]]].pos)
             for ob, adr in zip(scene.objects, idx.object_qpos, strict=True):
                 if adr < 0:
                     continue
                 r = ob.init
-                pos = np.asarray(ob.pos) + rng.uniform(r.pos_low, r.pos_high)
+                pos = nominal[ob.name] + rng.uniform(r.pos_low, r.pos_high)
                 yaw = rng.uniform(r.yaw_low, r.yaw_high)
                 state.qpos[row, adr : adr + 3] = pos
                 state.qpos[row, adr + 3 : adr + 7] = quat_mul(yaw_quat(yaw), np.asarray(ob.quat))
