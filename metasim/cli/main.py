@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     phys.add_argument("--num-envs", type=int, nargs="+", default=[16])
     phys.add_argument("--steps", type=int, default=200, help="control steps per measurement")
     phys.add_argument("--threads", type=int, default=None)
+    phys.add_argument("--repeats", type=int, default=3, help="report the median of this many")
     return parser
 
 

