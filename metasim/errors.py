@@ -27,3 +27,12 @@ class MetasimInputError(Exception):
         if self.hint:
             text += f". {self.hint}"
         return text
+
+
+def one_line(text: str) -> str:
+    """A multi-line message (MuJoCo's, ruamel's) as one line."""
+    out = ""
+    for part in (p.strip() for p in str(text).splitlines()):
+        if part:
+            out += (" " if out.endswith(":") else "; ") + part if out else part
+    return out

@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     phys = bv.add_parser("physics", help="eval-loop env steps/s next to raw mujoco.rollout")
     phys.add_argument("--scene", default=str(SCENES / "lift_cube.yaml"))
     phys.add_argument("--backend", default="mujoco")
-    phys.add_argument("--num-envs", type=int, nargs="+", default=[16])
+    phys.add_argument("--num-envs", type=int, nargs="+", default=[64])
     phys.add_argument("--steps", type=int, default=200, help="control steps per measurement")
     phys.add_argument("--threads", type=int, default=None)
     phys.add_argument("--repeats", type=int, default=3, help="report the median of this many")

@@ -24,6 +24,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from metasim.errors import MetasimInputError
+from metasim.errors import one_line as _one_line
 from metasim.scene.references import check_references
 from metasim.scene.schema import PREDICATE_KINDS, Scene
 
@@ -116,15 +117,6 @@ def _scan(data: Any, node: Any, loc: Loc) -> Iterator[str]:
 
 
 # ---------------------------------------------------------------- formatting
-
-
-def _one_line(text: str) -> str:
-    """A multi-line message (MuJoCo's, ruamel's) as one line."""
-    out = ""
-    for part in (p.strip() for p in str(text).splitlines()):
-        if part:
-            out += (" " if out.endswith(":") else "; ") + part if out else part
-    return out
 
 
 def _kind_of(value: Any) -> str:

@@ -9,6 +9,7 @@ from typing import Any
 
 from ruamel.yaml.error import YAMLError
 
+from metasim.errors import one_line as _one_line
 from metasim.scene.robots import RobotError, resolve_robot
 from metasim.scene.schema import (
     AllOf,
@@ -290,15 +291,6 @@ def _mujoco_problem(
         lines = [ln for ln in str(exc).splitlines() if not ln.startswith("Element name 'probe'")]
         return _one_line("\n".join(lines))
     return None
-
-
-def _one_line(text: str) -> str:
-    """A multi-line message (MuJoCo's, ruamel's) as one line."""
-    out = ""
-    for part in (p.strip() for p in str(text).splitlines()):
-        if part:
-            out += (" " if out.endswith(":") else "; ") + part if out else part
-    return out
 
 
 def _shuffle_issues(scene: Scene) -> Iterator[Issue]:
