@@ -44,6 +44,18 @@ def build_parser() -> argparse.ArgumentParser:
     phys.add_argument("--steps", type=int, default=200, help="control steps per measurement")
     phys.add_argument("--threads", type=int, default=None)
     phys.add_argument("--repeats", type=int, default=3, help="report the median of this many")
+
+    cor = verbs.add_parser("correlate", help="sim-to-real correlation (or a pairwise ranking)")
+    src = cor.add_mutually_exclusive_group(required=True)
+    src.add_argument("--input", help="CSV: task,policy,sim_success,real_success[,sim_n,real_n]")
+    src.add_argument("--sim", nargs="+", metavar="RUN_DIR", help="run folders of `metasim eval`")
+    src.add_argument("--pairs", help="CSV: policy_a,policy_b,winner (or wins_a,wins_b[,ties])")
+    cor.add_argument("--real", help="with --sim: CSV task,policy,real_success[,real_n]")
+    cor.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    cor.add_argument("--plot", help="write a scatter plot PNG here")
+    cor.add_argument("--reps", type=int, default=2000, help="bootstrap replicates")
+    cor.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    cor.add_argument("--prior", type=float, default=0.0, help="--pairs: virtual ties per pair")
     return parser
 
 
@@ -61,6 +73,10 @@ def run(argv: Sequence[str]) -> int:
         from metasim.evaluate.bench import run_physics_bench_cli
 
         return run_physics_bench_cli(args)
+    if args.verb == "correlate":
+        from metasim.correlate.cli import run_correlate_cli
+
+        return run_correlate_cli(args)
     return 2
 
 

@@ -1,5 +1,7 @@
 """`metasim eval`: every task of a suite, one policy, a run folder with the results.
 
+RUN_DIR/episodes.duckdb    the append-only store, one row per finished episode
+RUN_DIR/manifest.json      config, versions, git commit, seeds
 RUN_DIR/episodes.parquet   one row per episode (task, episode, seed, success, progress,
                            steps, wall_time_s, error)
 RUN_DIR/summary.json       {"tasks": {task: {"success_rate", "n", "ci95": [lo, hi], ...}},
@@ -13,32 +15,17 @@ import json
 import platform
 import subprocess
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from metasim.evaluate.config import EvalConfig, compose
 from metasim.evaluate.rollout import EpisodeRecord, run_task
+from metasim.evaluate.store import RunStore
 from metasim.paths import ROOT
 from metasim.scene import compile_file
 from metasim.stats import success_interval
-
-EPISODE_SCHEMA = pa.schema(
-    [
-        ("task", pa.string()),
-        ("episode", pa.int64()),
-        ("seed", pa.int64()),
-        ("success", pa.bool_()),
-        ("progress", pa.float64()),
-        ("steps", pa.int64()),
-        ("wall_time_s", pa.float64()),
-        ("error", pa.string()),
-    ]
-)
 
 
 @dataclass
@@ -90,40 +77,63 @@ def default_run_dir(cfg: EvalConfig) -> Path:
     return Path("runs") / f"{stamp}-{cfg.suite.name}-{cfg.policy.kind}"
 
 
+def manifest(cfg: EvalConfig, tasks: list[str]) -> dict[str, Any]:
+    """What reproduces the run: config, versions, git commit, per-episode seeds."""
+    return {
+        "config": cfg.model_dump(),
+        "versions": versions(),
+        "tasks": tasks,
+        "episode_seeds": "episode k of every task: episode_seed(config.seed, k)",
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
+
+
 def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
-    """Evaluate `cfg.policy` on every task of `cfg.suite`; write the run folder."""
+    """Evaluate `cfg.policy` on every task of `cfg.suite` into the run folder.
+
+    Episodes are appended to the run's store as they finish; run again into the same
+    folder (`out=`) and only the episodes it does not hold yet are run.
+    """
     files = cfg.task_files()
     compiled = [compile_file(str(f)) for f in files]  # every scene is checked before any runs
     run_dir = Path(cfg.out) if cfg.out else default_run_dir(cfg)
-    run_dir.mkdir(parents=True, exist_ok=True)
     names = [c.scene.name for c in compiled]
-    records: list[EpisodeRecord] = []
-    start = time.perf_counter()
-    options = {
-        k: v
-        for k, v in cfg.policy.model_dump().items()
-        if k not in ("kind", "action_space", "execute")
-    }
-    for c in compiled:
-        bar = progress.add_task(c.scene.name, total=cfg.episodes) if progress else None
-        for rec in run_task(
-            c,
-            cfg.policy.kind,
-            cfg.episodes,
-            cfg.seed,
-            cfg.num_envs,
-            backend=cfg.backend,
-            action_space=cfg.policy.action_space,
-            execute=cfg.policy.execute,
-            policy_options=options,
-            threads=cfg.threads,
-        ):
-            records.append(rec)
+    store = RunStore(run_dir)
+    try:
+        store.check_manifest(manifest(cfg, names))
+        done = store.done()
+        start = time.perf_counter()
+        options = {
+            k: v
+            for k, v in cfg.policy.model_dump().items()
+            if k not in ("kind", "action_space", "execute")
+        }
+        for c in compiled:
+            name = c.scene.name
+            todo = [k for k in range(cfg.episodes) if (name, "nominal", k) not in done]
+            bar = progress.add_task(name, total=cfg.episodes) if progress else None
             if progress is not None:
-                progress.advance(bar)
-    records.sort(key=lambda r: (names.index(r.task), r.episode))
-    table = pa.Table.from_pylist([asdict(r) for r in records], schema=EPISODE_SCHEMA)
-    pq.write_table(table, run_dir / "episodes.parquet")
+                progress.advance(bar, cfg.episodes - len(todo))
+            for rec in run_task(
+                c,
+                cfg.policy.kind,
+                todo,
+                cfg.seed,
+                cfg.num_envs,
+                backend=cfg.backend,
+                action_space=cfg.policy.action_space,
+                execute=cfg.policy.execute,
+                policy_options=options,
+                threads=cfg.threads,
+            ):
+                store.append(rec)
+                if progress is not None:
+                    progress.advance(bar)
+        records = [r for r in store.records() if r.task in names]
+        records.sort(key=lambda r: (names.index(r.task), r.episode))
+        store.export_parquet(names)
+    finally:
+        store.close()
     summary = {
         "tasks": summarize(records, names),
         "config": cfg.model_dump(),
@@ -131,7 +141,9 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
         "wall_time_s": time.perf_counter() - start,
         "run_dir": str(run_dir),
     }
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    tmp = run_dir / "summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=2) + "\n")
+    tmp.replace(run_dir / "summary.json")
     return RunResult(run_dir, summary, records)
 
 
