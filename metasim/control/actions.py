@@ -54,6 +54,18 @@ class ActionController:
         rng = self.index.arm_range
         return np.append(rng[:, 0], 0.0), np.append(rng[:, 1], 1.0)
 
+    def hold_action(self, kin: Kinematics) -> np.ndarray:
+        """(B, dim) the action that keeps the arm where it is and the gripper as it is."""
+        idx = self.index
+        b = kin.qpos.shape[0]
+        grip = self.compiled.robot.gripper
+        opening = np.ones(b)
+        if grip is not None and len(idx.gripper_qpos):
+            opening = np.clip(kin.qpos[:, idx.gripper_qpos].sum(axis=1) / grip.max_width, 0, 1)
+        if self.kind == "ee_delta":
+            return np.concatenate([np.zeros((b, 6)), opening[:, None]], axis=1)
+        return np.concatenate([kin.qpos[:, idx.arm_qpos], opening[:, None]], axis=1)
+
     def to_ctrl(
         self, action: np.ndarray, kin: Kinematics, jac: np.ndarray, base_ctrl: np.ndarray
     ) -> np.ndarray:

@@ -20,6 +20,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
 from metasim.control.actions import ActionController, ActionKind
+from metasim.envs.noise import RuntimeNoise
 from metasim.rotations import mat_to_quat
 from metasim.scene.compile import CompiledScene, compile_scene
 from metasim.scene.loader import load_scene
@@ -61,9 +62,11 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         seed: int = 0,
         autoreset: bool = True,
         render_mode: str | None = None,
+        noise: RuntimeNoise | None = None,
         **backend_options: Any,
     ) -> None:
         self.compiled = as_compiled(scene)
+        self.noise = noise or RuntimeNoise()
         self.num_envs = num_envs
         self.device = device
         self.array_type = array_type
@@ -92,7 +95,10 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self._progress = np.zeros(num_envs)
         self._init_body_pos = np.zeros((num_envs, self.compiled.model.nbody, 3))
         self._ctrl = np.zeros((num_envs, self.compiled.model.nu))
+        self._noise_rngs = [np.random.default_rng(0) for _ in range(num_envs)]
         self._build_spaces()
+        # Actions waiting out the latency: (latency, B, action_dim), oldest first.
+        self._pending = np.zeros((self.noise.action_latency, num_envs, self.controller.dim))
 
     # ------------------------------------------------------------ spaces
 
@@ -160,12 +166,17 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self._steps[env_ids] = 0
         self._progress[env_ids] = 0.0
         self._ctrl[env_ids] = state.ctrl
-        self._init_body_pos[env_ids] = self.handler.kinematics().body_pos[env_ids]
+        kin = self.handler.kinematics()
+        self._init_body_pos[env_ids] = kin.body_pos[env_ids]
+        for i, s in zip(env_ids, seeds, strict=True):
+            self._noise_rngs[i] = np.random.default_rng([int(s), 1])
+        if self.noise.action_latency:
+            self._pending[:, env_ids] = self.controller.hold_action(kin)[env_ids]
 
     def step(
         self, actions: Any
     ) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        actions = self._to_numpy(actions)
+        actions = self._perturb_actions(self._to_numpy(actions))
         kin = self.handler.kinematics()
         jac = self.handler.site_jacobian(self.compiled.index.ee_site)
         self._ctrl = self.controller.to_ctrl(actions, kin, jac, self._ctrl)
@@ -234,7 +245,42 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
             "fixture_body_pos": kin.body_pos[:, self._fixture_body_ids].copy(),
             "fixture_site_pos": kin.site_pos[:, self._fixture_site_ids].copy(),
         }
+        if self.noise.active:
+            self._perturb_obs(policy, privileged)
         return {"policy": self._out(policy), "privileged": self._out(privileged)}
+
+    # ------------------------------------------------------------ runtime perturbations
+
+    def _gauss(self, std: float, shape: tuple[int, ...]) -> np.ndarray:
+        """(B, *shape) Gaussian noise, each env's row from its own episode generator."""
+        return np.stack([rng.normal(0.0, std, size=shape) for rng in self._noise_rngs])
+
+    def _perturb_actions(self, actions: np.ndarray) -> np.ndarray:
+        if self.noise.action_noise and actions.ndim == 2:
+            actions = actions.copy()
+            actions[:, :-1] += self._gauss(self.noise.action_noise, (actions.shape[1] - 1,))
+        if self.noise.action_latency and actions.shape == self._pending.shape[1:]:
+            oldest = self._pending[0].copy()
+            self._pending = np.concatenate([self._pending[1:], actions[None]], axis=0)
+            return oldest
+        return actions
+
+    def _perturb_obs(
+        self, policy: dict[str, np.ndarray], privileged: dict[str, np.ndarray]
+    ) -> None:
+        std = self.noise.state_noise
+        if std:
+            for group, key in (
+                (policy, "joint_pos"),
+                (policy, "ee_pos"),
+                (privileged, "object_pos"),
+                (privileged, "fixture_site_pos"),
+            ):
+                group[key] = group[key] + self._gauss(std, group[key].shape[1:])
+        if self.noise.image_noise:
+            for key in [k for k in policy if k.endswith("_rgb")]:
+                noisy = policy[key] + self._gauss(self.noise.image_noise, policy[key].shape[1:])
+                policy[key] = np.clip(noisy, 0, 255).astype(np.uint8)
 
     def _out(self, value: Any) -> Any:
         if self.array_type == "numpy":

@@ -4,6 +4,11 @@ The eval loop (scripted expert, state observations, IK, success checks, autorese
 `steps` control steps over `num_envs` envs. The reference is `mujoco.rollout` on the same
 compiled model, the same number of envs and threads, the same substeps, replaying the
 controls the loop produced. ratio = (env steps/s x substeps) / rollout physics steps/s.
+
+With another backend (`--backend mjx`) it compares raw handler stepping instead: the
+backend's launch-and-compile time (the first `step` included: that is when MJX compiles)
+and its physics steps/s, next to the native backend measured in the same run on the same
+scene, envs and control. ratio = backend physics steps/s / native physics steps/s.
 """
 
 from __future__ import annotations
@@ -21,6 +26,13 @@ from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.rollout import policy_context
 from metasim.policies.base import make_policy
 from metasim.scene import compile_file
+from metasim.scene.compile import CompiledScene
+from metasim.sim import get_backend
+from metasim.tasks.task import TaskRuntime
+
+# A backend's timed loop stops after this many seconds even if `steps` are not done
+# (MJX on a CPU takes seconds per control step at 1,024 envs).
+STEP_BUDGET_S = 5.0
 
 
 def _eval_loop(env: MetasimVectorEnv, steps: int) -> tuple[float, np.ndarray]:
@@ -72,6 +84,8 @@ def bench_physics(
 ) -> dict[str, Any]:
     """Median over `repeats` interleaved runs of the eval loop and of the reference."""
     compiled = compile_file(scene)
+    if backend != "mujoco":
+        return bench_backend(compiled, num_envs, steps, threads, backend, repeats)
     env = MetasimVectorEnv(compiled, num_envs=num_envs, backend=backend, nthread=threads)
     nthread = getattr(env.handler, "nthread", 1)
     _eval_loop(env, min(steps, 10))  # warm-up: thread pool, caches
@@ -101,12 +115,69 @@ def bench_physics(
     }
 
 
+def _handler_rate(
+    compiled: CompiledScene,
+    backend: str,
+    num_envs: int,
+    steps: int,
+    threads: int | None,
+    repeats: int,
+) -> dict[str, float]:
+    """Launch-and-compile seconds and physics steps/s of raw `handler.step` (median)."""
+    t0 = time.perf_counter()
+    handler = get_backend(backend).launch(compiled, num_envs, nthread=threads)
+    task = TaskRuntime(compiled)
+    state = task.sample_initial(handler.default_state(num_envs), list(range(num_envs)))
+    handler.set_state(state)
+    handler.step(state.ctrl)  # MJX compiles its step here; native warms its thread pool
+    compile_s = time.perf_counter() - t0
+    per_step = []
+    for _ in range(repeats):
+        handler.set_state(state)
+        n, t = 0, time.perf_counter()
+        while n < steps and (n == 0 or time.perf_counter() - t < STEP_BUDGET_S):
+            handler.step(state.ctrl)
+            n += 1
+        per_step.append((time.perf_counter() - t) / n)
+    handler.close()
+    sec = float(np.median(per_step))
+    return {
+        "launch_and_compile_s": round(compile_s, 2),
+        "control_steps_per_s": round(1.0 / sec, 2),
+        "physics_steps_per_s": round(num_envs * compiled.substeps / sec, 1),
+    }
+
+
+def bench_backend(
+    compiled: CompiledScene,
+    num_envs: int,
+    steps: int = 200,
+    threads: int | None = None,
+    backend: str = "mjx",
+    repeats: int = 3,
+) -> dict[str, Any]:
+    """`backend`'s physics steps/s and compile time next to the native backend's."""
+    other = _handler_rate(compiled, backend, num_envs, steps, threads, repeats)
+    native = _handler_rate(compiled, "mujoco", num_envs, steps, threads, repeats)
+    return {
+        "scene": compiled.scene.name,
+        "backend": backend,
+        "num_envs": num_envs,
+        "substeps": compiled.substeps,
+        "repeats": repeats,
+        backend: other,
+        "mujoco": native,
+        "ratio": round(other["physics_steps_per_s"] / native["physics_steps_per_s"], 3),
+    }
+
+
 def run_physics_bench_cli(args: argparse.Namespace) -> int:
     from metasim.errors import MetasimInputError
+    from metasim.sim import BACKENDS
 
-    if args.backend != "mujoco":
+    if args.backend not in BACKENDS:
         raise MetasimInputError(
-            "--backend", [f"backend {args.backend!r} is not available yet; use mujoco"]
+            "--backend", [f"unknown backend {args.backend!r}; expected one of {sorted(BACKENDS)}"]
         )
     if any(n < 1 for n in args.num_envs) or args.steps < 1 or args.repeats < 1:
         raise MetasimInputError("command line", ["--num-envs, --steps and --repeats must be >= 1"])

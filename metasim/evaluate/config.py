@@ -42,6 +42,7 @@ class EvalConfig(BaseModel):
     num_envs: Annotated[int, Field(ge=1, le=4096)] = 8
     episodes: Annotated[int, Field(ge=1)] = 10
     seed: Annotated[int, Field(ge=0)] = 0
+    perturbation: str = "none"
     out: str | None = None
     device: str = "cpu"
     threads: Annotated[int, Field(ge=1)] | None = None

@@ -6,12 +6,14 @@ whatever env slot it lands in, so results do not depend on `num_envs`.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from metasim.envs.noise import RuntimeNoise
 from metasim.envs.vec_env import MetasimVectorEnv, episode_seed
 from metasim.policies.base import Policy, PolicyContext, make_policy
 from metasim.scene.compile import CompiledScene
@@ -29,6 +31,8 @@ class EpisodeRecord:
     steps: int
     wall_time_s: float
     error: str | None
+    cell: str = "nominal"
+    factors: str = "{}"  # JSON of the cell's factor values
 
 
 def policy_context(
@@ -58,6 +62,9 @@ def run_task(
     policy_options: dict[str, object] | None = None,
     threads: int | None = None,
     on_step: Callable[[], None] | None = None,
+    noise: RuntimeNoise | None = None,
+    cell: str = "nominal",
+    factors: dict[str, object] | None = None,
 ) -> Iterator[EpisodeRecord]:
     """Yield one record per episode as it finishes (not in episode order).
 
@@ -75,13 +82,16 @@ def run_task(
         backend=backend,
         action_space=action_space,  # type: ignore[arg-type]
         autoreset=False,
+        noise=noise,
         nthread=threads,
     )
+    factors_json = json.dumps(factors or {}, sort_keys=True, default=str)
     try:
         policy: Policy = make_policy(
             policy_kind, policy_context(env, action_space, policy_options or {})
         )
-        yield from _Loop(env, policy, compiled, todo, seed, execute, on_step).run()
+        for rec in _Loop(env, policy, compiled, todo, seed, execute, on_step).run():
+            yield replace(rec, cell=cell, factors=factors_json)
     finally:
         env.close()
 

@@ -24,7 +24,8 @@ from metasim.evaluate.config import EvalConfig, compose
 from metasim.evaluate.rollout import EpisodeRecord, run_task
 from metasim.evaluate.store import RunStore
 from metasim.paths import ROOT
-from metasim.scene import compile_file
+from metasim.perturb import Cell, apply_cell, check_grid, load_grid
+from metasim.scene import compile_scene, load_scene
 from metasim.stats import success_interval
 
 
@@ -77,74 +78,104 @@ def default_run_dir(cfg: EvalConfig) -> Path:
     return Path("runs") / f"{stamp}-{cfg.suite.name}-{cfg.policy.kind}"
 
 
-def manifest(cfg: EvalConfig, tasks: list[str]) -> dict[str, Any]:
+def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, Any]:
     """What reproduces the run: config, versions, git commit, per-episode seeds."""
     return {
         "config": cfg.model_dump(),
         "versions": versions(),
         "tasks": tasks,
-        "episode_seeds": "episode k of every task: episode_seed(config.seed, k)",
+        "cells": cells,
+        "episode_seeds": "episode k of every task and cell: episode_seed(config.seed, k)",
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
 
 
 def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
-    """Evaluate `cfg.policy` on every task of `cfg.suite` into the run folder.
+    """Evaluate `cfg.policy` on every task of `cfg.suite` and every cell of the grid
+    `cfg.perturbation`, into the run folder.
 
     Episodes are appended to the run's store as they finish; run again into the same
-    folder (`out=`) and only the episodes it does not hold yet are run.
+    folder (`out=`) and only the episodes it does not hold yet are run. Episode k uses
+    the same seed in every cell (common random numbers), so cells differ only by their
+    factors and the comparison with the nominal cell is paired.
     """
     files = cfg.task_files()
-    compiled = [compile_file(str(f)) for f in files]  # every scene is checked before any runs
+    scenes = [(f, load_scene(f)) for f in files]  # every scene is checked before any runs
+    names = [s.name for _, s in scenes]
+    grid = load_grid(cfg.perturbation)
+    cells = check_grid(grid, [s for _, s in scenes], f"perturbation {cfg.perturbation!r}")
     run_dir = Path(cfg.out) if cfg.out else default_run_dir(cfg)
-    names = [c.scene.name for c in compiled]
     store = RunStore(run_dir)
+    start = time.perf_counter()
     try:
-        store.check_manifest(manifest(cfg, names))
+        store.check_manifest(manifest(cfg, names, [c.id for c in cells]))
         done = store.done()
-        start = time.perf_counter()
         options = {
             k: v
             for k, v in cfg.policy.model_dump().items()
             if k not in ("kind", "action_space", "execute")
         }
-        for c in compiled:
-            name = c.scene.name
-            todo = [k for k in range(cfg.episodes) if (name, "nominal", k) not in done]
-            bar = progress.add_task(name, total=cfg.episodes) if progress else None
-            if progress is not None:
-                progress.advance(bar, cfg.episodes - len(todo))
-            for rec in run_task(
-                c,
-                cfg.policy.kind,
-                todo,
-                cfg.seed,
-                cfg.num_envs,
-                backend=cfg.backend,
-                action_space=cfg.policy.action_space,
-                execute=cfg.policy.execute,
-                policy_options=options,
-                threads=cfg.threads,
-            ):
-                store.append(rec)
+        for path, scene in scenes:
+            bar = (
+                progress.add_task(scene.name, total=cfg.episodes * len(cells)) if progress else None
+            )
+            for cell in cells:
+                todo = [k for k in range(cfg.episodes) if (scene.name, cell.id, k) not in done]
                 if progress is not None:
-                    progress.advance(bar)
-        records = [r for r in store.records() if r.task in names]
-        records.sort(key=lambda r: (names.index(r.task), r.episode))
-        store.export_parquet(names)
+                    progress.advance(bar, cfg.episodes - len(todo))
+                if not todo:
+                    continue
+                cell_scene, noise = apply_cell(scene, grid, cell)
+                compiled = compile_scene(cell_scene, source=path)
+                for rec in run_task(
+                    compiled,
+                    cfg.policy.kind,
+                    todo,
+                    cfg.seed,
+                    cfg.num_envs,
+                    backend=cfg.backend,
+                    action_space=cfg.policy.action_space,
+                    execute=cfg.policy.execute,
+                    policy_options=options,
+                    threads=cfg.threads,
+                    noise=noise,
+                    cell=cell.id,
+                    factors=cell.values,
+                ):
+                    store.append(rec)
+                    if progress is not None:
+                        progress.advance(bar)
+        cell_ids = [c.id for c in cells]
+        records = [r for r in store.records() if r.task in names and r.cell in cell_ids]
+        records.sort(key=lambda r: (names.index(r.task), cell_ids.index(r.cell), r.episode))
+        store.export_parquet(names, cell_ids)
     finally:
         store.close()
-    summary = {
+    summary: dict[str, Any] = {
         "tasks": summarize(records, names),
+        "cells": summarize_cells(records, names, cells),
         "config": cfg.model_dump(),
         "versions": versions(),
         "wall_time_s": time.perf_counter() - start,
         "run_dir": str(run_dir),
     }
     tmp = run_dir / "summary.json.tmp"
-    tmp.write_text(json.dumps(summary, indent=2) + "\n")
+    tmp.write_text(json.dumps(summary, indent=2, default=str) + "\n")
     tmp.replace(run_dir / "summary.json")
     return RunResult(run_dir, summary, records)
+
+
+def summarize_cells(
+    records: list[EpisodeRecord], tasks: list[str], cells: list[Cell]
+) -> dict[str, Any]:
+    """Per cell: its factor values and the per-task summary of its episodes."""
+    return {
+        cell.id: {
+            "factors": cell.values,
+            "tasks": summarize([r for r in records if r.cell == cell.id], tasks),
+        }
+        for cell in cells
+    }
 
 
 def run_eval_cli(overrides: list[str], quiet: bool = False) -> int:

@@ -34,6 +34,7 @@ _COLUMNS = {
     "steps": "BIGINT NOT NULL",
     "wall_time_s": "DOUBLE NOT NULL",
     "error": "VARCHAR",
+    "factors": "VARCHAR NOT NULL",
 }
 
 
@@ -64,7 +65,7 @@ class RunStore:
             old = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError) as exc:
             raise MetasimInputError(str(path), [f"cannot be read ({exc})"]) from None
-        keys = ("suite", "policy", "seed", "episodes", "backend")
+        keys = ("suite", "policy", "seed", "episodes", "backend", "perturbation")
         differ = [k for k in keys if old.get("config", {}).get(k) != manifest["config"].get(k)]
         if differ:
             raise MetasimInputError(
@@ -81,10 +82,9 @@ class RunStore:
         rows = self.con.execute(f"SELECT task, cell, episode FROM {TABLE}").fetchall()
         return {(str(t), str(c), int(e)) for t, c, e in rows}
 
-    def append(self, record: EpisodeRecord, cell: str = "nominal") -> None:
+    def append(self, record: EpisodeRecord) -> None:
         """Insert one finished episode (committed before returning)."""
         row = asdict(record)
-        row["cell"] = cell
         names = list(_COLUMNS)
         self.con.execute(
             f"INSERT INTO {TABLE} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
@@ -98,18 +98,26 @@ class RunStore:
         ).fetchall()
         return [EpisodeRecord(**dict(zip(names, r, strict=True))) for r in rows]
 
-    def export_parquet(self, order: Iterable[str]) -> Path:
-        """Write episodes.parquet, tasks in suite order, episodes ascending."""
+    def export_parquet(self, tasks: Iterable[str], cells: Iterable[str] = ("nominal",)) -> Path:
+        """Write episodes.parquet ordered by task (suite order), cell (grid order), episode."""
         out = self.run_dir / "episodes.parquet"
-        tasks = list(order)
-        case = " ".join(f"WHEN '{t}' THEN {i}" for i, t in enumerate(tasks)) or "WHEN '' THEN 0"
+
+        def rank(column: str, names: Iterable[str]) -> str:
+            cases = " ".join(f"WHEN {_quote(n)} THEN {i}" for i, n in enumerate(names))
+            return f"CASE {column} {cases} ELSE 1e9 END" if cases else "0"
+
         tmp = out.with_suffix(".parquet.tmp")
         self.con.execute(
-            f"COPY (SELECT * EXCLUDE (cell) FROM {TABLE} "
-            f"ORDER BY CASE task {case} END, cell, episode) TO '{tmp}' (FORMAT parquet)"
+            f"COPY (SELECT * FROM {TABLE} ORDER BY {rank('task', tasks)}, "
+            f"{rank('cell', cells)}, episode) TO {_quote(str(tmp))} (FORMAT parquet)"
         )
         tmp.replace(out)
         return out
 
     def close(self) -> None:
         self.con.close()
+
+
+def _quote(text: str) -> str:
+    """A SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"

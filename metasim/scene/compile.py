@@ -227,6 +227,9 @@ def _add_object(spec: mujoco.MjSpec, ob: ObjectSpec, base_dir: Path) -> None:
         condim=3,
         solref=[0.01, 1.0],
         solimp=[0.95, 0.99, 0.001, 0.5, 2.0],
+        # Objects own their contact parameters: their friction (a perturbation axis)
+        # governs contacts with the table and the fingers, not the max of both sides.
+        priority=1,
     )
     if ob.material:
         geom.material = ob.material

@@ -34,6 +34,8 @@ def test_eval_writes_episodes_and_summary(tmp_path, capsys):
         "steps",
         "wall_time_s",
         "error",
+        "cell",
+        "factors",
     }
     assert [r["episode"] for r in table] == list(range(6))
     summary = json.loads((out / "summary.json").read_text())
