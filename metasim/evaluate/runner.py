@@ -20,13 +20,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from metasim.evaluate.config import EvalConfig, compose
 from metasim.evaluate.rollout import EpisodeRecord, run_task
 from metasim.evaluate.store import RunStore
 from metasim.paths import ROOT
-from metasim.perturb import Cell, apply_cell, check_grid, load_grid
+from metasim.perturb import Cell, Grid, apply_cell, check_grid, load_grid
 from metasim.scene import compile_scene, load_scene
-from metasim.stats import success_interval
+from metasim.stats import sensitivity_summary, stratified_bootstrap_ci, success_interval
+from metasim.stats.aggregates import AGGREGATES
 
 
 @dataclass
@@ -154,6 +157,8 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
     summary: dict[str, Any] = {
         "tasks": summarize(records, names),
         "cells": summarize_cells(records, names, cells),
+        "aggregate": aggregate(records, names, cfg.seed),
+        **sensitivity(records, names, grid),
         "config": cfg.model_dump(),
         "versions": versions(),
         "wall_time_s": time.perf_counter() - start,
@@ -163,6 +168,54 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
     tmp.write_text(json.dumps(summary, indent=2, default=str) + "\n")
     tmp.replace(run_dir / "summary.json")
     return RunResult(run_dir, summary, records)
+
+
+def aggregate(records: list[EpisodeRecord], tasks: list[str], seed: int) -> dict[str, Any]:
+    """Mean, median, IQM and optimality gap of the per-task success rates, with 95%
+    intervals from a bootstrap that resamples episodes within each task (the uncertainty
+    of one checkpoint on these tasks; runs of several checkpoints or seeds go through
+    `metasim.stats.stratified_bootstrap_ci` over runs instead)."""
+    per_task = [np.array([r.success for r in records if r.task == t], float) for t in tasks]
+    n = min((len(x) for x in per_task), default=0)
+    if n == 0:
+        return {}
+    episodes = np.stack([x[:n] for x in per_task], axis=1)  # (episodes, tasks)
+    out: dict[str, Any] = {
+        "method": "percentile bootstrap, episodes resampled within each task, 2000 reps",
+        "episodes_per_task": n,
+    }
+    for name, fn in AGGREGATES.items():
+
+        def of_rates(m: np.ndarray, fn: Any = fn) -> float:
+            return float(fn(m.mean(axis=0, keepdims=True)))
+
+        est, lo, hi = stratified_bootstrap_ci(episodes, of_rates, reps=2000, seed=seed)
+        out[name] = {"value": est, "ci95": [lo, hi]}
+    return out
+
+
+def sensitivity(records: list[EpisodeRecord], tasks: list[str], grid: Grid) -> dict[str, Any]:
+    """Per factor, worst first: the success drop against the nominal level with its 95%
+    interval (Newcombe), pooled over tasks and per task. Empty without a grid."""
+    if not grid.factors:
+        return {}
+    names = [f.name for f in grid.factors]
+    nominal = {f.name: _level_key(f.nominal_value) for f in grid.factors}
+
+    def summary_of(rows: list[EpisodeRecord]) -> dict[str, Any]:
+        values = [json.loads(r.factors) for r in rows]
+        levels = {f: np.array([_level_key(v[f]) for v in values], dtype=object) for f in names}
+        return sensitivity_summary(levels, np.array([r.success for r in rows]), nominal)
+
+    return {
+        "sensitivity": summary_of(records),
+        "sensitivity_by_task": {t: summary_of([r for r in records if r.task == t]) for t in tasks},
+    }
+
+
+def _level_key(value: Any) -> Any:
+    """A hashable level: numbers and strings as they are, lists as JSON."""
+    return json.dumps(value) if isinstance(value, list | dict) else value
 
 
 def summarize_cells(

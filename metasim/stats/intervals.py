@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 Method = Literal["wilson", "beta"]
@@ -22,22 +23,47 @@ def success_interval(
     """
     if not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    lo, hi = success_intervals(k, n, level, method)
+    return float(lo), float(hi)
+
+
+def success_intervals(
+    k: ArrayLike, n: ArrayLike, level: float = 0.95, method: Method = "wilson"
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Vectorized :func:`success_interval`: k and n broadcast together; returns (low, high).
+
+    Same definitions and edge cases as the scalar function, for many cells at once.
+    """
+    ks = np.asarray(k, dtype=np.float64)
+    ns = np.asarray(n, dtype=np.float64)
+    if np.any((ks < 0) | (ks > ns)):
+        raise ValueError("need 0 <= k <= n for every cell")
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    if n == 0:
-        return 0.0, 1.0
+    ks, ns = np.broadcast_arrays(ks, ns)
     alpha = 1.0 - level
     if method == "beta":
-        lo = float(stats.beta.ppf(alpha / 2, k + 1, n - k + 1))
-        hi = float(stats.beta.ppf(1 - alpha / 2, k + 1, n - k + 1))
-        return lo, hi
-    if method != "wilson":
+        lo = stats.beta.ppf(alpha / 2, ks + 1, ns - ks + 1)
+        hi = stats.beta.ppf(1 - alpha / 2, ks + 1, ns - ks + 1)
+    elif method == "wilson":
+        lo, hi = _wilson(ks, ns, float(stats.norm.ppf(1 - alpha / 2)))
+    else:
         raise ValueError(f"unknown interval method {method!r}; expected 'wilson' or 'beta'")
-    z = float(stats.norm.ppf(1 - alpha / 2))
-    p = k / n
-    denom = 1 + z * z / n
-    center = (p + z * z / (2 * n)) / denom
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    lo = 0.0 if k == 0 else max(0.0, float(center - half))
-    hi = 1.0 if k == n else min(1.0, float(center + half))
+    empty = ns == 0
+    lo = np.where(empty, 0.0, lo)
+    hi = np.where(empty, 1.0, hi)
+    return np.asarray(lo, np.float64), np.asarray(hi, np.float64)
+
+
+def _wilson(
+    k: NDArray[np.float64], n: NDArray[np.float64], z: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Wilson score bounds, exactly 0 at k = 0 and 1 at k = n."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = k / n
+        denom = 1 + z * z / n
+        center = (p + z * z / (2 * n)) / denom
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    lo = np.where(k == 0, 0.0, np.maximum(0.0, center - half))
+    hi = np.where(k == n, 1.0, np.minimum(1.0, center + half))
     return lo, hi

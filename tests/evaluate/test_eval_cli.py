@@ -91,3 +91,24 @@ def test_run_eval_api(tmp_path):
     result = run_eval(cfg)
     assert len(result.records) == 2
     assert (result.run_dir / "summary.json").is_file()
+
+
+def test_summary_has_aggregate_and_sensitivity(tmp_path):
+    grid = tmp_path / "g.yaml"
+    grid.write_text(
+        "name: g\ndesign: ofat\nfactors:\n"
+        "  - {name: lat, axis: action_latency, levels: [0, 8]}\n"
+        "  - {name: tint, axis: object_color, levels: [red, [0.1, 0.9, 0.1, 1.0]]}\n"
+    )
+    out = tmp_path / "run"
+    args = ["eval", "--quiet", "suite.tasks=[lift_cube,lift_cylinder]", "episodes=4"]
+    assert main([*args, f"perturbation={grid}", f"out={out}"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    agg = summary["aggregate"]
+    for name in ("mean", "iqm", "median", "optimality_gap"):
+        lo, hi = agg[name]["ci95"]
+        assert lo <= agg[name]["value"] <= hi
+    sens = summary["sensitivity"]
+    assert list(sens) == ["lat", "tint"]  # worst first: a long latency hurts the expert
+    assert sens["lat"]["effect"] < 0 and sens["lat"]["worst_level"] == "8"
+    assert set(summary["sensitivity_by_task"]) == {"lift_cube", "lift_cylinder"}

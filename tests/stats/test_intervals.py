@@ -42,3 +42,18 @@ def test_bad_arguments():
         success_interval(5, 3)
     with pytest.raises(ValueError):
         success_interval(1, 3, method="nope")  # type: ignore[arg-type]
+
+
+def test_vectorized_intervals_broadcast_and_edge_cases():
+    from metasim.stats.intervals import success_intervals
+
+    lo, hi = success_intervals([0, 3, 5], 5)
+    assert lo.shape == hi.shape == (3,)
+    assert (lo[0], hi[2]) == (0.0, 1.0)
+    assert (float(lo[1]), float(hi[1])) == success_interval(3, 5)
+    lo, hi = success_intervals(0, [0, 10], method="beta")
+    assert (lo[0], hi[0]) == (0.0, 1.0)
+    with pytest.raises(ValueError):
+        success_intervals([1, 6], 5)
+    with pytest.raises(ValueError):
+        success_intervals(1, 5, level=1.5)
