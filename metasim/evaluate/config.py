@@ -9,7 +9,7 @@ field (exit 2, the key and what was expected).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from omegaconf import OmegaConf
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -46,6 +46,9 @@ class EvalConfig(BaseModel):
     out: str | None = None
     device: str = "cpu"
     threads: Annotated[int, Field(ge=1)] | None = None
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None  # default: RAY_ADDRESS, else a local Ray instance
+    shard_episodes: Annotated[int, Field(ge=1)] = 8  # episodes per Ray task
 
     def task_files(self) -> list[Path]:
         """Scene files of the suite's tasks: a scene name in scenes/, or a path."""

@@ -23,11 +23,12 @@ from typing import Any
 import numpy as np
 
 from metasim.evaluate.config import EvalConfig, compose
-from metasim.evaluate.rollout import EpisodeRecord, run_task
+from metasim.evaluate.executors import Shard, run_local, run_ray
+from metasim.evaluate.rollout import EpisodeRecord
 from metasim.evaluate.store import RunStore
 from metasim.paths import ROOT
 from metasim.perturb import Cell, Grid, apply_cell, check_grid, load_grid
-from metasim.scene import compile_scene, load_scene
+from metasim.scene import load_scene
 from metasim.stats import sensitivity_summary, stratified_bootstrap_ci, success_interval
 from metasim.stats.aggregates import AGGREGATES
 
@@ -118,36 +119,48 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
             for k, v in cfg.policy.model_dump().items()
             if k not in ("kind", "action_space", "execute")
         }
+        run = {
+            "policy_kind": cfg.policy.kind,
+            "action_space": cfg.policy.action_space,
+            "execute": cfg.policy.execute,
+            "policy_options": options,
+            "seed": cfg.seed,
+            "num_envs": cfg.num_envs,
+            "backend": cfg.backend,
+            # One physics thread per Ray task: the cluster parallelizes across tasks.
+            "threads": cfg.threads or (1 if cfg.executor == "ray" else None),
+        }
+        shards: list[Shard] = []
         for path, scene in scenes:
-            bar = (
-                progress.add_task(scene.name, total=cfg.episodes * len(cells)) if progress else None
-            )
             for cell in cells:
                 todo = [k for k in range(cfg.episodes) if (scene.name, cell.id, k) not in done]
-                if progress is not None:
-                    progress.advance(bar, cfg.episodes - len(todo))
                 if not todo:
                     continue
                 cell_scene, noise = apply_cell(scene, grid, cell)
-                compiled = compile_scene(cell_scene, source=path)
-                for rec in run_task(
-                    compiled,
-                    cfg.policy.kind,
-                    todo,
-                    cfg.seed,
-                    cfg.num_envs,
-                    backend=cfg.backend,
-                    action_space=cfg.policy.action_space,
-                    execute=cfg.policy.execute,
-                    policy_options=options,
-                    threads=cfg.threads,
-                    noise=noise,
-                    cell=cell.id,
-                    factors=cell.values,
-                ):
-                    store.append(rec)
-                    if progress is not None:
-                        progress.advance(bar)
+                block = len(todo) if cfg.executor == "local" else cfg.shard_episodes
+                for i in range(0, len(todo), block):
+                    shards.append(
+                        Shard(
+                            scene=cell_scene.model_dump(by_alias=True),
+                            source=str(path),
+                            episodes=tuple(todo[i : i + block]),
+                            noise=noise,
+                            cell=cell.id,
+                            factors=cell.values,
+                            run=run,
+                        )
+                    )
+        bars = {}
+        if progress is not None:
+            total = cfg.episodes * len(cells)
+            for name in names:
+                bars[name] = progress.add_task(name, total=total)
+                progress.advance(bars[name], sum(1 for t, _, _ in done if t == name))
+        stream = run_ray(shards, cfg.ray_address) if cfg.executor == "ray" else run_local(shards)
+        for rec in stream:
+            store.append(rec)
+            if progress is not None:
+                progress.advance(bars[rec.task])
         cell_ids = [c.id for c in cells]
         records = [r for r in store.records() if r.task in names and r.cell in cell_ids]
         records.sort(key=lambda r: (names.index(r.task), cell_ids.index(r.cell), r.episode))
