@@ -46,6 +46,9 @@ class EvalConfig(BaseModel):
     out: str | None = None
     device: str = "cpu"
     threads: Annotated[int, Field(ge=1)] | None = None
+    adaptive: bool = False  # stop each cell once its 95% interval is narrow enough
+    adaptive_width: Annotated[float, Field(gt=0, le=1)] = 0.14
+    adaptive_min: Annotated[int, Field(ge=1)] = 10
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None  # default: RAY_ADDRESS, else a local Ray instance
     shard_episodes: Annotated[int, Field(ge=1)] = 8  # episodes per Ray task

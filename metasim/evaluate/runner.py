@@ -15,6 +15,7 @@ import json
 import platform
 import subprocess
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -29,7 +30,9 @@ from metasim.evaluate.store import RunStore
 from metasim.paths import ROOT
 from metasim.perturb import Cell, Grid, apply_cell, check_grid, load_grid
 from metasim.scene import load_scene
+from metasim.scene.schema import Scene
 from metasim.stats import sensitivity_summary, stratified_bootstrap_ci, success_interval
+from metasim.stats.adaptive import StoppingRule
 from metasim.stats.aggregates import AGGREGATES
 
 
@@ -113,54 +116,24 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
     start = time.perf_counter()
     try:
         store.check_manifest(manifest(cfg, names, [c.id for c in cells]))
-        done = store.done()
         options = {
             k: v
             for k, v in cfg.policy.model_dump().items()
             if k not in ("kind", "action_space", "execute")
         }
-        run = {
-            "policy_kind": cfg.policy.kind,
-            "action_space": cfg.policy.action_space,
-            "execute": cfg.policy.execute,
-            "policy_options": options,
-            "seed": cfg.seed,
-            "num_envs": cfg.num_envs,
-            "backend": cfg.backend,
-            # One physics thread per Ray task: the cluster parallelizes across tasks.
-            "threads": cfg.threads or (1 if cfg.executor == "ray" else None),
-        }
-        shards: list[Shard] = []
+        runner = _Runner(cfg, store, grid, options, progress, names, len(cells))
+        adaptive: dict[str, Any] = {}
         for path, scene in scenes:
             for cell in cells:
-                todo = [k for k in range(cfg.episodes) if (scene.name, cell.id, k) not in done]
-                if not todo:
-                    continue
-                cell_scene, noise = apply_cell(scene, grid, cell)
-                block = len(todo) if cfg.executor == "local" else cfg.shard_episodes
-                for i in range(0, len(todo), block):
-                    shards.append(
-                        Shard(
-                            scene=cell_scene.model_dump(by_alias=True),
-                            source=str(path),
-                            episodes=tuple(todo[i : i + block]),
-                            noise=noise,
-                            cell=cell.id,
-                            factors=cell.values,
-                            run=run,
-                        )
-                    )
-        bars = {}
-        if progress is not None:
-            total = cfg.episodes * len(cells)
-            for name in names:
-                bars[name] = progress.add_task(name, total=total)
-                progress.advance(bars[name], sum(1 for t, _, _ in done if t == name))
-        stream = run_ray(shards, cfg.ray_address) if cfg.executor == "ray" else run_local(shards)
-        for rec in stream:
-            store.append(rec)
-            if progress is not None:
-                progress.advance(bars[rec.task])
+                if cfg.adaptive:
+                    n = runner.run_adaptive(path, scene, cell)
+                    adaptive.setdefault(scene.name, {})[cell.id] = {
+                        "episodes": n,
+                        "saved": cfg.episodes - n,
+                    }
+                else:
+                    runner.queue(path, scene, cell, range(cfg.episodes))
+        runner.flush()
         cell_ids = [c.id for c in cells]
         records = [r for r in store.records() if r.task in names and r.cell in cell_ids]
         records.sort(key=lambda r: (names.index(r.task), cell_ids.index(r.cell), r.episode))
@@ -172,6 +145,7 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
         "cells": summarize_cells(records, names, cells),
         "aggregate": aggregate(records, names, cfg.seed),
         **sensitivity(records, names, grid),
+        **adaptive_summary(cfg, adaptive),
         "config": cfg.model_dump(),
         "versions": versions(),
         "wall_time_s": time.perf_counter() - start,
@@ -229,6 +203,116 @@ def sensitivity(records: list[EpisodeRecord], tasks: list[str], grid: Grid) -> d
 def _level_key(value: Any) -> Any:
     """A hashable level: numbers and strings as they are, lists as JSON."""
     return json.dumps(value) if isinstance(value, list | dict) else value
+
+
+class _Runner:
+    """Turns (task, cell, episodes) into shards for the configured executor and appends
+    every record to the store as it arrives."""
+
+    def __init__(
+        self,
+        cfg: EvalConfig,
+        store: RunStore,
+        grid: Grid,
+        options: dict[str, Any],
+        progress: Any | None,
+        tasks: list[str],
+        n_cells: int,
+    ) -> None:
+        self.cfg, self.store, self.grid, self.progress = cfg, store, grid, progress
+        self.results: dict[tuple[str, str], dict[int, bool]] = {}
+        for r in store.records():
+            self.results.setdefault((r.task, r.cell), {})[r.episode] = r.success
+        self.pending: list[Shard] = []
+        self.run = {
+            "policy_kind": cfg.policy.kind,
+            "action_space": cfg.policy.action_space,
+            "execute": cfg.policy.execute,
+            "policy_options": options,
+            "seed": cfg.seed,
+            "num_envs": cfg.num_envs,
+            "backend": cfg.backend,
+            # One physics thread per Ray task: the cluster parallelizes across tasks.
+            "threads": cfg.threads or (1 if cfg.executor == "ray" else None),
+        }
+        self.bars: dict[str, Any] = {}
+        if progress is not None:
+            for name in tasks:
+                self.bars[name] = progress.add_task(name, total=cfg.episodes * n_cells)
+                held = sum(len(v) for (t, _), v in self.results.items() if t == name)
+                progress.advance(self.bars[name], held)
+
+    def queue(self, path: Path, scene: Scene, cell: Cell, episodes: Iterable[int]) -> None:
+        """Add shards for the `episodes` of this task and cell that are not recorded yet."""
+        held = self.results.get((scene.name, cell.id), {})
+        todo = [k for k in episodes if k not in held]
+        if not todo:
+            return
+        cell_scene, noise = apply_cell(scene, self.grid, cell)
+        block = len(todo) if self.cfg.executor == "local" else self.cfg.shard_episodes
+        for i in range(0, len(todo), block):
+            self.pending.append(
+                Shard(
+                    scene=cell_scene.model_dump(by_alias=True),
+                    source=str(path),
+                    episodes=tuple(todo[i : i + block]),
+                    noise=noise,
+                    cell=cell.id,
+                    factors=cell.values,
+                    run=self.run,
+                )
+            )
+
+    def flush(self) -> None:
+        """Run every queued shard; store each record as it arrives."""
+        shards, self.pending = self.pending, []
+        if not shards:
+            return
+        if self.cfg.executor == "ray":
+            stream = run_ray(shards, self.cfg.ray_address)
+        else:
+            stream = run_local(shards)
+        for rec in stream:
+            self.store.append(rec)
+            self.results.setdefault((rec.task, rec.cell), {})[rec.episode] = rec.success
+            if self.progress is not None:
+                self.progress.advance(self.bars[rec.task])
+
+    def run_adaptive(self, path: Path, scene: Scene, cell: Cell) -> int:
+        """Episodes 0, 1, ... in blocks until the cell's 95% interval is narrow enough
+        (RoboLab's rule); returns how many episodes the cell used."""
+        cfg = self.cfg
+        rule = StoppingRule(cfg.adaptive_width, min(cfg.adaptive_min, cfg.episodes), cfg.episodes)
+        block = max(cfg.num_envs, 1)
+        target = rule.min_episodes
+        while True:
+            self.queue(path, scene, cell, range(target))
+            self.flush()
+            held = self.results.get((scene.name, cell.id), {})
+            k = sum(held[e] for e in range(target))
+            if rule.should_stop(k, target):
+                return target
+            target = min(target + block, rule.max_episodes)
+
+
+def adaptive_summary(cfg: EvalConfig, cells: dict[str, Any]) -> dict[str, Any]:
+    if not cfg.adaptive:
+        return {}
+    used = sum(c["episodes"] for t in cells.values() for c in t.values())
+    saved = sum(c["saved"] for t in cells.values() for c in t.values())
+    return {
+        "adaptive": {
+            "rule": {
+                "width": cfg.adaptive_width,
+                "min_episodes": cfg.adaptive_min,
+                "max_episodes": cfg.episodes,
+                "interval": "wilson 95%",
+            },
+            "episodes_used": used,
+            "episodes_saved": saved,
+            "cells": cells,
+        }
+    }
 
 
 def summarize_cells(
