@@ -56,6 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
     cor.add_argument("--reps", type=int, default=2000, help="bootstrap replicates")
     cor.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     cor.add_argument("--prior", type=float, default=0.0, help="--pairs: virtual ties per pair")
+
+    rep = verbs.add_parser("report", help="write a self-contained report.html for a run folder")
+    rep.add_argument("run_dir", help="a run folder of `metasim eval` (holds summary.json)")
+    rep.add_argument("--compare", metavar="OTHER_RUN_DIR", help="a second run, side by side")
+    rep.add_argument("--out", help="where to write the HTML (default RUN_DIR/report.html)")
+    rep.add_argument("--videos", type=int, default=2, help="failures and successes to film")
     return parser
 
 
@@ -77,6 +83,10 @@ def run(argv: Sequence[str]) -> int:
         from metasim.correlate.cli import run_correlate_cli
 
         return run_correlate_cli(args)
+    if args.verb == "report":
+        from metasim.report.build import run_report_cli
+
+        return run_report_cli(args.run_dir, args.compare, args.out, args.videos)
     return 2
 
 

@@ -1,0 +1,163 @@
+"""Videos of sampled episodes: replay them deterministically with a camera and encode
+H.264 MP4 (imageio-ffmpeg), returned as data URIs for the self-contained report.
+
+Episode k of a cell always starts from `episode_seed(seed, k)` and the cell's factors
+are recorded on every row, so re-running the row's task, cell and episode with the run's
+policy reproduces it; each clip says whether the replay matched the recorded outcome.
+"""
+
+from __future__ import annotations
+
+import base64
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from metasim.report.data import Episode, Run
+
+WIDTH, HEIGHT, EVERY = 192, 144, 2  # small frames, every 2nd control step
+
+
+@dataclass(frozen=True)
+class Clip:
+    """One replayed episode; `uri` is an MP4 data URI, or "" with the reason in `note`."""
+
+    episode: Episode
+    replay_success: bool | None
+    uri: str
+    note: str = ""
+
+
+def sample_episodes(run: Run, n: int, seed: int = 0) -> list[Episode]:
+    """Up to n failures and n successes drawn without replacement (reproducibly)."""
+    rng = np.random.default_rng(seed)
+    out: list[Episode] = []
+    for outcome in (False, True):
+        pool = [e for e in run.episodes if e.success is outcome]
+        if pool:
+            pick = rng.choice(len(pool), size=min(n, len(pool)), replace=False)
+            out.extend(pool[int(i)] for i in sorted(pick))
+    return out
+
+
+def make_clips(run: Run, n: int) -> list[Clip]:
+    """Replay and encode the sampled episodes; a replay that fails gives a note, not a
+    crash (the rest of the report is still written)."""
+    clips = []
+    for ep in sample_episodes(run, n):
+        try:
+            frames, success, fps = replay(run, ep)
+            clips.append(Clip(ep, success, encode_mp4(frames, fps)))
+        except Exception as exc:  # a broken replay must not lose the whole report
+            clips.append(Clip(ep, None, "", f"replay failed: {type(exc).__name__}: {exc}"))
+    return clips
+
+
+def _setup(run: Run, ep: Episode) -> tuple[Any, Any, Any]:
+    """(env, policy, config) for replaying `ep` with the run's config and cell."""
+    from metasim.envs.vec_env import MetasimVectorEnv
+    from metasim.evaluate.config import EvalConfig
+    from metasim.evaluate.rollout import policy_context
+    from metasim.perturb import Cell, apply_cell, expand, load_grid
+    from metasim.policies.base import make_policy
+    from metasim.scene import compile_scene, load_scene
+
+    cfg = EvalConfig.model_validate({**run.config, "out": None})
+    scenes = {load_scene(p).name: p for p in cfg.task_files()}
+    path = scenes[ep.task]
+    grid = load_grid(cfg.perturbation)
+    cells = {c.id: c for c in expand(grid)}
+    cell = cells.get(ep.cell) or Cell(id=ep.cell, index=0, values=ep.factors, seed=0)
+    scene, noise = apply_cell(load_scene(path), grid, cell)
+    compiled = compile_scene(scene, source=path)
+    env = MetasimVectorEnv(
+        compiled,
+        num_envs=1,
+        backend=cfg.backend,
+        action_space=cfg.policy.action_space,  # type: ignore[arg-type]
+        autoreset=False,
+        noise=noise,
+        nthread=cfg.threads,
+    )
+    skip = ("kind", "action_space", "execute")
+    options = {k: v for k, v in cfg.policy.model_dump().items() if k not in skip}
+    policy = make_policy(cfg.policy.kind, policy_context(env, cfg.policy.action_space, options))
+    return env, policy, cfg
+
+
+def world_camera(compiled: Any) -> str:
+    """The scene's first world camera (else the model's first camera)."""
+    for cam in compiled.scene.cameras:
+        if cam.mount == "world":
+            return str(cam.name)
+    return str(compiled.model.camera(0).name)
+
+
+def replay(run: Run, ep: Episode) -> tuple[list[np.ndarray], bool, float]:
+    """Frames (H, W, 3) uint8 of episode `ep`, its replayed success, and the video fps."""
+    from metasim.envs.vec_env import episode_seed
+
+    env, policy, cfg = _setup(run, ep)
+    try:
+        cam = world_camera(env.compiled)
+        frames: list[np.ndarray] = []
+
+        def grab() -> None:
+            frames.append(np.asarray(env.handler.render(cam, [0], WIDTH, HEIGHT)[0], np.uint8))
+
+        seeds = [episode_seed(cfg.seed, ep.episode)]
+        obs, _ = env.reset(options={"env_ids": np.arange(1), "seeds": seeds})
+        policy.reset(env.compiled.scene.task.instruction)
+        grab()
+        success = _rollout(env, policy, obs, cfg.policy.execute, grab)
+        return frames, success, 1.0 / (EVERY * env.compiled.control_dt)
+    finally:
+        env.close()
+
+
+def _rollout(env: Any, policy: Any, obs: Any, execute: int | None, grab: Any) -> bool:
+    """Step one env until its episode ends, executing `execute` actions of each chunk
+    (the evaluation loop's chunking); `grab()` every EVERY steps and at the end."""
+    chunk = np.zeros((1, 0, 0))
+    pos = length = 0
+    for step in range(1, env.max_episode_steps + 2):
+        if pos >= length:
+            chunk = np.asarray(policy.act(obs), dtype=np.float64)  # (1, H, D)
+            pos, length = 0, chunk.shape[1] if execute is None else min(execute, chunk.shape[1])
+        obs, _, _, _, extras = env.step(chunk[:, pos])
+        pos += 1
+        if "episode" in extras:
+            grab()
+            return bool(extras["episode"]["success"][0])
+        if step % EVERY == 0:
+            grab()
+    return False
+
+
+def encode_mp4(frames: list[np.ndarray], fps: float) -> str:
+    """H.264 (yuv420p, faststart) MP4 of (H, W, 3) uint8 frames as a data URI."""
+    import imageio_ffmpeg
+
+    h, w = frames[0].shape[:2]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "clip.mp4"
+        writer = imageio_ffmpeg.write_frames(
+            str(path),
+            (w, h),
+            fps=fps,
+            codec="libx264",
+            pix_fmt_in="rgb24",
+            pix_fmt_out="yuv420p",
+            macro_block_size=16,
+            output_params=["-movflags", "+faststart", "-crf", "28"],
+            ffmpeg_log_level="error",
+        )
+        writer.send(None)
+        for f in frames:
+            writer.send(np.ascontiguousarray(f))
+        writer.close()
+        data = path.read_bytes()
+    return "data:video/mp4;base64," + base64.b64encode(data).decode("ascii")
