@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     cor.add_argument("--real", help="with --sim: CSV task,policy,real_success[,real_n]")
     cor.add_argument("--json", action="store_true", help="print JSON instead of a table")
     cor.add_argument("--plot", help="write a scatter plot PNG here")
+    cor.add_argument("--html", help="write a self-contained HTML page (table + scatter) here")
     cor.add_argument("--reps", type=int, default=2000, help="bootstrap replicates")
     cor.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     cor.add_argument("--prior", type=float, default=0.0, help="--pairs: virtual ties per pair")

@@ -124,6 +124,10 @@ def run_correlate_cli(args: argparse.Namespace) -> int:
     if args.plot:
         pearson = {task: row["pearson"] for task, row in result["tasks"].items()}
         result["plot"] = str(scatter_plot(study, args.plot, pearson))
+    if args.html:
+        from metasim.correlate.html_report import write_html
+
+        result["html"] = str(write_html(study, result, args.html))
     for note in result["warnings"]:
         sys.stderr.write(f"warning: {note}\n")
     if args.json:

@@ -185,3 +185,14 @@ def test_pairs_without_mle_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "p.csv" in err and "--prior" in err
     assert main(["correlate", "--pairs", str(pairs), "--prior", "1", "--json"]) == 0
+
+
+def test_html_page_has_the_table_and_the_scatter(tmp_path, capsys):
+    csv = _write(tmp_path, STUDY)
+    page = tmp_path / "study.html"
+    assert main(["correlate", "--input", str(csv), "--html", str(page), "--reps", "200"]) == 0
+    text = page.read_text()
+    assert '<img src="data:image/png;base64,' in text
+    for needle in ("lift", "drawer", "pooled", "Pearson r", "MMRV", "Binomial"):
+        assert needle in text
+    assert "http://" not in text and "https://" not in text
