@@ -34,6 +34,7 @@ from metasim.scene.schema import Scene
 from metasim.stats import sensitivity_summary, stratified_bootstrap_ci, success_interval
 from metasim.stats.adaptive import StoppingRule
 from metasim.stats.aggregates import AGGREGATES
+from metasim.stats.sensitivity import variance_shares
 
 
 @dataclass
@@ -75,6 +76,7 @@ def summarize(records: list[EpisodeRecord], tasks: list[str]) -> dict[str, Any]:
             "ci95": [lo, hi],
             "mean_progress": sum(r.progress for r in rows) / n if n else 0.0,
             "mean_steps": sum(r.steps for r in rows) / n if n else 0.0,
+            "mean_steps_to_success": (sum(r.steps for r in rows if r.success) / k if k else None),
             "errors": sum(r.error is not None for r in rows),
         }
     return out
@@ -194,10 +196,23 @@ def sensitivity(records: list[EpisodeRecord], tasks: list[str], grid: Grid) -> d
         levels = {f: np.array([_level_key(v[f]) for v in values], dtype=object) for f in names}
         return sensitivity_summary(levels, np.array([r.success for r in rows]), nominal)
 
-    return {
+    out: dict[str, Any] = {
         "sensitivity": summary_of(records),
         "sensitivity_by_task": {t: summary_of([r for r in records if r.task == t]) for t in tasks},
     }
+    if grid.design == "factorial" and records:
+        values = [json.loads(r.factors) for r in records]
+        levels = {f: np.array([_level_key(v[f]) for v in values], dtype=object) for f in names}
+        shares = variance_shares(levels, np.array([r.success for r in records]))
+        out["variance_shares"] = {
+            "first_order": shares.first_order,
+            "total_order": shares.total_order,
+            "interaction": shares.interaction,
+            "variance": shares.variance,
+            "noise_variance": shares.noise_variance,
+            "method": "exact Sobol indices of the factorial grid's cell means (pooled tasks)",
+        }
+    return out
 
 
 def _level_key(value: Any) -> Any:

@@ -156,6 +156,10 @@ def test_eval_over_a_grid_records_every_factor(tmp_path):
     nominal = summary["cells"]["nominal"]["tasks"]["lift_cube"]
     slow = next(c for c in summary["cells"].values() if c["factors"] == {"lat": 6, "heavy": 1.0})
     assert nominal["success_rate"] >= slow["tasks"]["lift_cube"]["success_rate"]
+    shares = summary["variance_shares"]
+    assert set(shares["first_order"]) == {"lat", "heavy"}
+    assert shares["first_order"]["lat"] >= shares["first_order"]["heavy"]
+    assert nominal["mean_steps_to_success"] is None or nominal["mean_steps_to_success"] > 0
 
 
 @pytest.mark.parametrize(
