@@ -1,0 +1,164 @@
+"""MJX backend handler: `num_envs` envs as one batched `mjx.Data`, stepped by one jitted,
+vmapped function (see `batch.py`), with the handler API of `metasim.sim.base`.
+
+The batched data and model stay on the JAX device; after every step or reset the
+observables the env reads (joint state, body and site poses, the end-effector site's
+Jacobian) come back to numpy in one transfer. Rendering copies an env's state into a
+native `MjData` and uses MuJoCo's renderer, so images match the native backend's.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+
+import jax
+import jax.numpy as jnp
+import mujoco
+import numpy as np
+from mujoco import mjx
+
+from metasim.scene.compile import CompiledScene
+from metasim.sim.base import Handler, Kinematics, SimState
+from metasim.sim.mjx import batch
+from metasim.sim.mjx.support import put_model
+
+IMPLS = ("jax", "warp")
+
+
+def resolve_impl(impl: str) -> str:
+    """`impl` if this install can run it: "warp" needs the warp package and a GPU."""
+    if impl not in IMPLS:
+        raise ValueError(f"unknown MJX impl {impl!r}; expected one of {IMPLS}")
+    if impl == "warp":
+        has_gpu = any(d.platform == "gpu" for d in jax.devices())
+        if importlib.util.find_spec("warp") is None or not has_gpu:
+            raise ValueError('MJX impl="warp" needs the warp package and a GPU; use impl="jax"')
+    return impl
+
+
+class BackendHandler(Handler):
+    """Batched MJX envs. Options: `impl` ("jax" or "warp"); `nthread` is accepted for
+    compatibility with the native backend and ignored (XLA picks its own threads)."""
+
+    def __init__(
+        self,
+        compiled: CompiledScene,
+        num_envs: int,
+        impl: str = "jax",
+        nthread: int | None = None,
+    ) -> None:
+        super().__init__(compiled, num_envs)
+        self.cache_dir = batch.configure_jax()
+        self.impl = resolve_impl(impl)
+        self.nthread = 1
+        self.ee_site = compiled.index.ee_site
+        mx = put_model(compiled, self.impl)
+        self._mx, axes = batch.batch_model(mx, num_envs)
+        self._blank = batch.match_step_dtypes(mx, mjx.make_data(mx, impl=self.impl))
+        self._data = jax.tree_util.tree_map(
+            lambda x: jnp.broadcast_to(x, (num_envs, *x.shape)), self._blank
+        )
+        self._step_fn = batch.make_step(axes, self.substeps, self.ee_site)
+        self._reset_fn = batch.make_reset(axes, self.ee_site)
+        self._obs: tuple[np.ndarray, ...] = ()
+        self._scratch = mujoco.MjData(self.model)
+        self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
+        self.reset(np.arange(num_envs), self.default_state(num_envs))
+
+    # ------------------------------------------------------------ stepping and state
+
+    def _take(self, data: mjx.Data, obs: batch.Obs) -> None:
+        self._data = data
+        self._obs = tuple(np.asarray(x) for x in jax.device_get(obs))
+
+    def _step(self, ctrl: np.ndarray) -> None:
+        self._take(*self._step_fn(self._mx, self._data, jnp.asarray(ctrl)))
+
+    def _reset(self, env_ids: np.ndarray, state: SimState) -> None:
+        b = self.num_envs
+        current = self._get_state()
+        mask = np.zeros(b, dtype=bool)
+        mask[env_ids] = True
+        fields = {}
+        for name in batch.STATE_FIELDS:
+            full = getattr(current, name).copy()
+            full[env_ids] = np.asarray(getattr(state, name)).reshape(full[env_ids].shape)
+            fields[name] = jnp.asarray(full)
+        self._take(*self._reset_fn(self._mx, self._data, self._blank, fields, jnp.asarray(mask)))
+
+    def _get_state(self) -> SimState:
+        d = self._data
+        values = jax.device_get({name: getattr(d, name) for name in batch.STATE_FIELDS})
+        return SimState(**{name: np.array(v, dtype=np.float64) for name, v in values.items()})
+
+    def kinematics(self) -> Kinematics:
+        qpos, qvel, xpos, xquat, site_pos, site_mat, _ = self._obs
+        b = self.num_envs
+        return Kinematics(
+            qpos=qpos,
+            qvel=qvel,
+            body_pos=xpos,
+            body_quat=xquat,
+            site_pos=site_pos,
+            site_mat=site_mat.reshape(b, -1, 3, 3),
+        )
+
+    def site_jacobian(self, site: int) -> np.ndarray:
+        """(B, 6, nv). The end-effector site's comes with every step; others are computed
+        on the host from the native model (per-env model edits do not change Jacobians
+        of the kinematic tree, which depend on positions only)."""
+        if site == self.ee_site:
+            return self._obs[6]
+        m, d = self.model, self._scratch
+        out = np.zeros((self.num_envs, 6, m.nv))
+        for i in range(self.num_envs):
+            d.qpos[:] = self._obs[0][i]
+            mujoco.mj_kinematics(m, d)
+            mujoco.mj_comPos(m, d)
+            mujoco.mj_jacSite(m, d, out[i, :3], out[i, 3:], site)
+        return out
+
+    def _apply(self, field: str, index: int, values: np.ndarray) -> None:
+        if field not in batch.BATCHED_FIELDS:
+            raise ValueError(
+                f"the mjx backend perturbs only {sorted(batch.BATCHED_FIELDS)}, not {field!r}"
+            )
+        self._mx = batch.set_field(self._mx, field, index, values)
+
+    def model_field(self, field: str) -> np.ndarray:
+        """(B, ...) per-env values of a batched model field (see `batch.BATCHED_FIELDS`)."""
+        return batch.get_field(self._mx, field)
+
+    # ------------------------------------------------------------ rendering
+
+    def render(
+        self,
+        camera: str,
+        env_ids: Sequence[int] | None = None,
+        width: int | None = None,
+        height: int | None = None,
+    ) -> np.ndarray:
+        m, d = self.model, self._scratch
+        cam = m.camera(camera)
+        w = width or self.compiled.camera_size(camera)[0]
+        h = height or self.compiled.camera_size(camera)[1]
+        if (w, h) not in self._renderers:
+            self._renderers[(w, h)] = mujoco.Renderer(m, height=h, width=w)
+        renderer = self._renderers[(w, h)]
+        state = self._get_state()
+        frames = []
+        for i in range(self.num_envs) if env_ids is None else env_ids:
+            d.qpos[:] = state.qpos[i]
+            d.mocap_pos[:] = state.mocap_pos[i]
+            d.mocap_quat[:] = state.mocap_quat[i]
+            mujoco.mj_kinematics(m, d)
+            mujoco.mj_camlight(m, d)
+            renderer.update_scene(d, camera=cam.id)
+            frames.append(renderer.render().copy())
+        return np.stack(frames)
+
+    def close(self) -> None:
+        for r in self._renderers.values():
+            r.close()
+        self._renderers.clear()
