@@ -11,6 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
+import mujoco
 import numpy as np
 
 from metasim.scene.compile import CompiledScene
@@ -85,6 +86,7 @@ class Handler(ABC):
         self.model = compiled.model
         self.num_envs = num_envs
         self.substeps = compiled.substeps
+        self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
 
     @classmethod
     def launch(cls, compiled: CompiledScene, num_envs: int, **options: object) -> Handler:
@@ -140,7 +142,6 @@ class Handler(ABC):
     def site_jacobian(self, site: int) -> np.ndarray:
         """(B, 6, nv): translational rows then rotational rows, world frame."""
 
-    @abstractmethod
     def render(
         self,
         camera: str,
@@ -148,7 +149,25 @@ class Handler(ABC):
         width: int | None = None,
         height: int | None = None,
     ) -> np.ndarray:
-        """(len(env_ids), H, W, 3) uint8 images from the named camera."""
+        """(len(env_ids), H, W, 3) uint8 images from the named camera, rendered by
+        MuJoCo's renderer (EGL/OSMesa offscreen) whatever the backend."""
+        cam = self.model.camera(camera)
+        w = width or self.compiled.camera_size(camera)[0]
+        h = height or self.compiled.camera_size(camera)[1]
+        if (w, h) not in self._renderers:
+            self._renderers[(w, h)] = mujoco.Renderer(self.model, height=h, width=w)
+        renderer = self._renderers[(w, h)]
+        frames = []
+        for i in range(self.num_envs) if env_ids is None else env_ids:
+            m, d = self._render_data(int(i))
+            mujoco.mj_camlight(m, d)
+            renderer.update_scene(d, camera=cam.id)
+            frames.append(renderer.render().copy())
+        return np.stack(frames)
+
+    @abstractmethod
+    def _render_data(self, env: int) -> tuple[mujoco.MjModel, mujoco.MjData]:
+        """A native model and data holding env `env`'s state with kinematics computed."""
 
     @abstractmethod
     def _reset(self, env_ids: np.ndarray, state: SimState) -> None: ...
@@ -162,5 +181,8 @@ class Handler(ABC):
     @abstractmethod
     def _apply(self, field: str, index: int, values: np.ndarray) -> None: ...
 
-    def close(self) -> None:  # noqa: B027  (a no-op unless a backend holds resources)
-        """Release threads and renderers."""
+    def close(self) -> None:
+        """Release renderers (backends release their threads too)."""
+        for r in self._renderers.values():
+            r.close()
+        self._renderers.clear()

@@ -63,7 +63,6 @@ class BackendHandler(Handler):
         self._reset_fn = batch.make_reset(axes, self.ee_site)
         self._obs: tuple[np.ndarray, ...] = ()
         self._scratch = mujoco.MjData(self.model)
-        self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
         self.reset(np.arange(num_envs), self.default_state(num_envs))
 
     # ------------------------------------------------------------ stepping and state
@@ -139,26 +138,14 @@ class BackendHandler(Handler):
         width: int | None = None,
         height: int | None = None,
     ) -> np.ndarray:
-        m, d = self.model, self._scratch
-        cam = m.camera(camera)
-        w = width or self.compiled.camera_size(camera)[0]
-        h = height or self.compiled.camera_size(camera)[1]
-        if (w, h) not in self._renderers:
-            self._renderers[(w, h)] = mujoco.Renderer(m, height=h, width=w)
-        renderer = self._renderers[(w, h)]
-        state = self._get_state()
-        frames = []
-        for i in range(self.num_envs) if env_ids is None else env_ids:
-            d.qpos[:] = state.qpos[i]
-            d.mocap_pos[:] = state.mocap_pos[i]
-            d.mocap_quat[:] = state.mocap_quat[i]
-            mujoco.mj_kinematics(m, d)
-            mujoco.mj_camlight(m, d)
-            renderer.update_scene(d, camera=cam.id)
-            frames.append(renderer.render().copy())
-        return np.stack(frames)
+        self._render_state = self._get_state()  # one device-to-host copy per call
+        return super().render(camera, env_ids, width, height)
 
-    def close(self) -> None:
-        for r in self._renderers.values():
-            r.close()
-        self._renderers.clear()
+    def _render_data(self, env: int) -> tuple[mujoco.MjModel, mujoco.MjData]:
+        m, d = self.model, self._scratch
+        state = self._render_state
+        d.qpos[:] = state.qpos[env]
+        d.mocap_pos[:] = state.mocap_pos[env]
+        d.mocap_quat[:] = state.mocap_quat[env]
+        mujoco.mj_kinematics(m, d)
+        return m, d

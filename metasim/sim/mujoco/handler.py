@@ -81,7 +81,6 @@ class BackendHandler(Handler):
         self._site_mat = np.zeros((b, m.nsite, 9))
         self._jac = {s: np.zeros((b, 6, m.nv)) for s in self.jacobian_sites}
         self._ctrl = np.zeros((b, m.nu))
-        self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
         self.reset(np.arange(num_envs), self.default_state(num_envs))
 
     # ------------------------------------------------------------ stepping
@@ -187,36 +186,14 @@ class BackendHandler(Handler):
 
     # ------------------------------------------------------------ rendering
 
-    def render(
-        self,
-        camera: str,
-        env_ids: Sequence[int] | None = None,
-        width: int | None = None,
-        height: int | None = None,
-    ) -> np.ndarray:
-        cam = self.model.camera(camera)
-        w = width or self.compiled.camera_size(camera)[0]
-        h = height or self.compiled.camera_size(camera)[1]
-        key = (w, h)
-        if key not in self._renderers:
-            self._renderers[key] = mujoco.Renderer(self.model, height=h, width=w)
-        renderer = self._renderers[key]
-        ids = range(self.num_envs) if env_ids is None else env_ids
-        d = self._scratch[0]
-        frames = []
-        for i in ids:
-            m = self._models[i]
-            mujoco.mj_setState(m, d, self._state[i], SPEC)
-            mujoco.mj_kinematics(m, d)
-            mujoco.mj_camlight(m, d)
-            renderer.update_scene(d, camera=cam.id)
-            frames.append(renderer.render().copy())
-        return np.stack(frames)
+    def _render_data(self, env: int) -> tuple[mujoco.MjModel, mujoco.MjData]:
+        m, d = self._models[env], self._scratch[0]
+        mujoco.mj_setState(m, d, self._state[env], SPEC)
+        mujoco.mj_kinematics(m, d)
+        return m, d
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False)
             self._pool = None
-        for r in self._renderers.values():
-            r.close()
-        self._renderers.clear()
+        super().close()
