@@ -67,8 +67,8 @@ class Kinematics:
 class ModelEdit:
     """A per-env change of one model field, e.g. ("geom_friction", geom_id, (B, 3) values).
 
-    `field` names an `MjModel` attribute; `index` selects its row; `values` has the env
-    axis first. The physics-perturbation axes of the evaluator are built from these.
+    `field` names an `MjModel` attribute, whose row `index` is set, or is "gravity"
+    (`opt.gravity`, values (B, 3), `index` ignored); `values` has the env axis first.
     """
 
     field: str
@@ -131,8 +131,8 @@ class Handler(ABC):
         values = np.asarray(edit.values, dtype=np.float64)
         if values.shape[0] != self.num_envs:
             raise ValueError(f"values need {self.num_envs} rows (one per env), got {values.shape}")
-        if not hasattr(self.model, edit.field):
-            raise ValueError(f"MjModel has no field {edit.field!r}")
+        if edit.field != "gravity" and not hasattr(self.model, edit.field):
+            raise ValueError(f"MjModel has no field {edit.field!r} (nor is it 'gravity')")
         self._apply(edit.field, edit.index, values)
 
     @abstractmethod

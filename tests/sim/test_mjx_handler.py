@@ -155,6 +155,23 @@ def test_per_env_model_edit_changes_only_that_env(lift_scene: Any, mjx_lift: Any
         mjx_lift.apply(ModelEdit("geom_margin", 0, np.zeros(2)))
 
 
+def test_per_env_gravity(lift_scene: Any, mjx_lift: Any) -> None:
+    cube = int(lift_scene.index.object_qpos[0])
+    held = _initial(lift_scene, mjx_lift, 1).take([0, 0])
+    held.qpos[:, cube + 2] += 0.05  # 5 cm above the table
+    normal = mjx_lift.model_field("gravity").copy()
+    try:
+        mjx_lift.apply(ModelEdit("gravity", 0, np.array([[0, 0, -9.81], [0, 0, 0.0]])))
+        mjx_lift.set_state(held)
+        for _ in range(3):
+            mjx_lift.step(held.ctrl)
+        z = mjx_lift.get_state().qpos[:, cube + 2]
+        assert z[0] < held.qpos[0, cube + 2] - 0.03  # fell
+        assert abs(z[1] - held.qpos[1, cube + 2]) < 1e-6  # floats
+    finally:
+        mjx_lift.apply(ModelEdit("gravity", 0, normal))
+
+
 def test_render_matches_native(lift_scene: Any, mjx_lift: Any) -> None:
     native = get_backend("mujoco").launch(lift_scene, 2, nthread=1)
     state = _initial(lift_scene, native, 2)

@@ -84,3 +84,17 @@ def test_render_gives_images(lift_scene):
     assert img.std() > 5
     small = h.render("front", env_ids=[1], width=64, height=48)
     assert small.shape == (1, 48, 64, 3)
+
+
+def test_per_env_gravity(lift_scene):
+    h, s = _start(lift_scene, 2, seeds=[5, 5])
+    cube = lift_scene.index.object_qpos[0]
+    lifted = s.copy()
+    lifted.qpos[:, cube + 2] += 0.05  # hold the cube 5 cm above the table
+    h.set_state(lifted)
+    h.apply(ModelEdit("gravity", 0, np.array([[0, 0, -9.81], [0, 0, 0.0]])))
+    for _ in range(10):
+        h.step(lifted.ctrl)
+    z = h.get_state().qpos[:, cube + 2]
+    assert z[0] < lifted.qpos[0, cube + 2] - 0.04  # fell
+    assert abs(z[1] - lifted.qpos[1, cube + 2]) < 1e-6  # floats

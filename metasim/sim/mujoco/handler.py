@@ -182,7 +182,10 @@ class BackendHandler(Handler):
         if any(m is self.model for m in self._models):
             self._models = [copy.copy(self.model) for _ in range(self.num_envs)]
         for m, v in zip(self._models, values, strict=True):
-            getattr(m, field)[index] = v
+            if field == "gravity":
+                m.opt.gravity[:] = v
+            else:
+                getattr(m, field)[index] = v
 
     # ------------------------------------------------------------ rendering
 
