@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from metasim.errors import MetasimInputError
 from metasim.evaluate.config import EvalConfig, compose
 from metasim.evaluate.executors import Shard, run_local, run_ray
 from metasim.evaluate.rollout import EpisodeRecord
@@ -31,6 +32,7 @@ from metasim.paths import ROOT
 from metasim.perturb import Cell, Grid, apply_cell, check_grid, load_grid
 from metasim.scene import load_scene
 from metasim.scene.schema import Scene
+from metasim.sim import UnsupportedScene
 from metasim.stats import sensitivity_summary, stratified_bootstrap_ci, success_interval
 from metasim.stats.adaptive import StoppingRule
 from metasim.stats.aggregates import AGGREGATES
@@ -287,11 +289,19 @@ class _Runner:
             stream = run_ray(shards, self.cfg.ray_address)
         else:
             stream = run_local(shards)
-        for rec in stream:
-            self.store.append(rec)
-            self.results.setdefault((rec.task, rec.cell), {})[rec.episode] = rec.success
-            if self.progress is not None:
-                self.progress.advance(self.bars[rec.task])
+        try:
+            for rec in stream:
+                self.store.append(rec)
+                self.results.setdefault((rec.task, rec.cell), {})[rec.episode] = rec.success
+                if self.progress is not None:
+                    self.progress.advance(self.bars[rec.task])
+        except UnsupportedScene as exc:
+            raise MetasimInputError(
+                f"backend={self.cfg.backend}",
+                [str(exc)],
+                "Run those tasks with backend=mujoco, or leave them out with suite.tasks=[...]; "
+                "the episodes already recorded are kept",
+            ) from None
 
     def run_adaptive(self, path: Path, scene: Scene, cell: Cell) -> int:
         """Episodes 0, 1, ... in blocks until the cell's 95% interval is narrow enough

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from metasim.sim.base import Handler, Kinematics, ModelEdit, SimState
+from metasim.sim.base import Handler, Kinematics, ModelEdit, SimState, UnsupportedScene
 
 # Backend name -> module holding `Handler` subclass named `BackendHandler`.
 BACKENDS = {"mujoco": "metasim.sim.mujoco.handler", "mjx": "metasim.sim.mjx.handler"}
@@ -22,4 +22,12 @@ def get_backend(name: str) -> type[Handler]:
     return cls
 
 
-__all__ = ["BACKENDS", "Handler", "Kinematics", "ModelEdit", "SimState", "get_backend"]
+__all__ = [
+    "BACKENDS",
+    "Handler",
+    "Kinematics",
+    "ModelEdit",
+    "SimState",
+    "UnsupportedScene",
+    "get_backend",
+]

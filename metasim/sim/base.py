@@ -63,6 +63,10 @@ class Kinematics:
     site_mat: np.ndarray
 
 
+class UnsupportedScene(ValueError):
+    """The backend cannot simulate this scene; the message names the feature and element."""
+
+
 @dataclass(frozen=True)
 class ModelEdit:
     """A per-env change of one model field, e.g. ("geom_friction", geom_id, (B, 3) values).

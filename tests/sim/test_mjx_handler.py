@@ -226,3 +226,12 @@ def test_every_builtin_scene_parity(name: str) -> None:
     print(f"{name}: worst joint error {joint_err:.1e}, worst object error {obj_err:.1e}")
     assert joint_err < JOINT_ATOL, joint_err
     assert obj_err < OBJECT_ATOL, obj_err
+
+
+def test_eval_on_an_unsupported_scene_exits_2(tmp_path: Any, capsys: Any) -> None:
+    from metasim.cli.main import main
+
+    args = ["eval", "--quiet", "backend=mjx", "suite.tasks=[lift_cylinder]", "episodes=2"]
+    assert main([*args, f"out={tmp_path / 'run'}"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot run on MJX" in err and "cylinder" in err and "Traceback" not in err

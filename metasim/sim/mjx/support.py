@@ -14,6 +14,7 @@ from mujoco import mjx
 from mujoco.mjx._src import collision_driver
 
 from metasim.scene.compile import CompiledScene
+from metasim.sim.base import UnsupportedScene
 
 _OPTION_CHECKS = (
     ("integrator", mujoco.mjtIntegrator, {"mjINT_EULER", "mjINT_RK4", "mjINT_IMPLICITFAST"}),
@@ -53,8 +54,10 @@ def put_model(compiled: CompiledScene, impl: str = "jax") -> mjx.Model:
     name = compiled.scene.name
     problems = unsupported(compiled.model) if impl == "jax" else []
     if problems:
-        raise ValueError(f"scene {name!r} cannot run on MJX: " + "; ".join(problems))
+        raise UnsupportedScene(f"scene {name!r} cannot run on MJX: " + "; ".join(problems))
     try:
         return mjx.put_model(compiled.model, impl=impl)
     except NotImplementedError as exc:
-        raise ValueError(f"scene {name!r} uses a feature MJX does not support: {exc}") from None
+        raise UnsupportedScene(
+            f"scene {name!r} uses a feature MJX does not support: {exc}"
+        ) from None
