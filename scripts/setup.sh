@@ -6,7 +6,7 @@
 # Installs: Debian's Mesa EGL/OSMesa (offscreen rendering), a virtualenv in .venv with
 # metasim and its dev tools, and the CPU build of torch (the [torch] extra).
 # METASIM_EXTRAS picks the extras (default: all that the tests exercise:
-# dev,torch,menagerie,mjx,ray,stats; METASIM_EXTRAS=dev for a fast core-only install).
+# dev,torch,menagerie,mjx,ray,stats,lerobot,recon; METASIM_EXTRAS=dev for a fast core-only install).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,7 +29,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".[${METASIM_EXTRAS:-dev,torch,menagerie,mjx,ray,stats}]"
+.venv/bin/python -m pip install -q -e ".[${METASIM_EXTRAS:-dev,torch,menagerie,mjx,ray,stats,lerobot,recon}]"
 .venv/bin/python -c "import metasim, mujoco; print('metasim', metasim.__version__, 'mujoco', mujoco.__version__)"
 
 if [ "${1:-}" = "--no-run" ]; then

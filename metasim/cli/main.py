@@ -45,6 +45,13 @@ def build_parser() -> argparse.ArgumentParser:
     phys.add_argument("--threads", type=int, default=None)
     phys.add_argument("--repeats", type=int, default=3, help="report the median of this many")
 
+    from metasim.cli import recon_cmd, serve_cmd
+    from metasim.evaluate import bench_render
+
+    bench_render.add_parser(bv)
+    serve_cmd.add_parser(verbs)
+    recon_cmd.add_parser(verbs)
+
     cor = verbs.add_parser("correlate", help="sim-to-real correlation (or a pairwise ranking)")
     src = cor.add_mutually_exclusive_group(required=True)
     src.add_argument("--input", help="CSV: task,policy,sim_success,real_success[,sim_n,real_n]")
@@ -76,6 +83,18 @@ def run(argv: Sequence[str]) -> int:
         from metasim.evaluate.runner import run_eval_cli
 
         return run_eval_cli(list(args.overrides), quiet=args.quiet)
+    if args.verb == "bench" and args.bench_verb == "render":
+        from metasim.evaluate.bench_render import run_render_bench_cli
+
+        return run_render_bench_cli(args)
+    if args.verb == "serve":
+        from metasim.cli.serve_cmd import run_serve_cli
+
+        return run_serve_cli(args)
+    if args.verb == "recon":
+        from metasim.cli.recon_cmd import run_recon_cli
+
+        return run_recon_cli(args)
     if args.verb == "bench":
         from metasim.evaluate.bench import run_physics_bench_cli
 
