@@ -30,6 +30,10 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[${METASIM_EXTRAS:-dev,torch,menagerie,mjx,ray,stats,lerobot,recon}]"
+# draccus (a LeRobot dependency) ships its own test suite as a top-level `tests` package,
+# which shadows this repository's tests/ on import: remove that stray folder.
+SITE=$(.venv/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+if [ -f "$SITE/tests/test_argparse_choice_types.py" ]; then rm -rf "$SITE/tests"; fi
 .venv/bin/python -c "import metasim, mujoco; print('metasim', metasim.__version__, 'mujoco', mujoco.__version__)"
 
 if [ "${1:-}" = "--no-run" ]; then

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +28,38 @@ from metasim.scene.compile import CompiledScene, compile_scene
 from metasim.scene.loader import load_scene
 from metasim.scene.schema import Scene
 from metasim.sim import get_backend
+from metasim.sim.base import Kinematics
 from metasim.tasks.predicates import TaskView
 from metasim.tasks.task import TaskRuntime
+
+
+@dataclass(frozen=True)
+class CameraView:
+    """A camera rendered into the observations: at its scene size, or at width x height
+    (key `<camera>@<w>x<h>`), with a depth image under `<key>_depth` when asked."""
+
+    camera: str
+    width: int | None = None
+    height: int | None = None
+    depth: bool = False
+
+    @property
+    def key(self) -> str:
+        if self.width is None or self.height is None:
+            return self.camera
+        return f"{self.camera}@{self.width}x{self.height}"
+
+
+def scene_parts(compiled: CompiledScene) -> tuple[tuple[str, ...], ...]:
+    """(object names, fixture bodies, fixture sites) of a compiled scene, in index order."""
+    idx = compiled.index
+    bodies = tuple(
+        n
+        for n in idx.bodies
+        if n not in ("world",) and not n.startswith("robot/") and n not in idx.object_names
+    )
+    sites = tuple(n for n in idx.sites if not n.startswith("robot/"))
+    return tuple(idx.object_names), bodies, sites
 
 
 def episode_seed(base_seed: int, episode: int) -> int:
@@ -56,7 +88,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         num_envs: int = 1,
         backend: str = "mujoco",
         action_space: ActionKind = "ee_delta",
-        cameras: tuple[str, ...] | list[str] = (),
+        cameras: Sequence[str | CameraView] = (),
         device: str = "cpu",
         array_type: str = "numpy",
         seed: int = 0,
@@ -76,17 +108,12 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self.backend = backend
         self.controller = ActionController(self.compiled, action_space)
         self.task = TaskRuntime(self.compiled)
-        self.cameras = tuple(cameras)
+        self.views = tuple(c if isinstance(c, CameraView) else CameraView(c) for c in cameras)
+        self.cameras = tuple(v.camera for v in self.views)
         self.max_episode_steps = self.compiled.max_steps
         idx = self.compiled.index
-        self.object_names = idx.object_names
-        self.fixture_bodies = tuple(
-            n
-            for n in idx.bodies
-            if n not in ("world",) and not n.startswith("robot/") and n not in idx.object_names
-        )
+        self.object_names, self.fixture_bodies, self.fixture_sites = scene_parts(self.compiled)
         self._fixture_body_ids = np.array([idx.bodies[n] for n in self.fixture_bodies], dtype=int)
-        self.fixture_sites = tuple(n for n in idx.sites if not n.startswith("robot/"))
         self._fixture_site_ids = np.array([idx.sites[n] for n in self.fixture_sites], dtype=int)
         self._base_seed = seed
         self._episodes_started = 0
@@ -117,9 +144,12 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
             "ee_pos": box(3),
             "ee_quat": box(4),
         }
-        for cam in self.cameras:
-            w, h = self.compiled.camera_size(cam)
-            policy[f"{cam}_rgb"] = spaces.Box(0, 255, shape=(h, w, 3), dtype=np.uint8)
+        for v in self.views:
+            w, h = self.compiled.camera_size(v.camera)
+            w, h = v.width or w, v.height or h
+            policy[f"{v.key}_rgb"] = spaces.Box(0, 255, shape=(h, w, 3), dtype=np.uint8)
+            if v.depth:
+                policy[f"{v.key}_depth"] = spaces.Box(0, inf, shape=(h, w), dtype=np.float32)
         privileged: dict[str, spaces.Space[Any]] = {
             "object_pos": box(n_obj, 3),
             "object_quat": box(n_obj, 4),
@@ -219,24 +249,35 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
 
     # ------------------------------------------------------------ observations
 
-    def _observe(self) -> dict[str, Any]:
-        kin = self.handler.kinematics()
+    def robot_state(self, kin: Kinematics | None = None) -> dict[str, np.ndarray]:
+        """The robot's true proprioception (B, ...): joint_pos, joint_vel, gripper opening
+        in [0, 1] (1 = open), ee_pos, ee_quat (w, x, y, z) of the grasp site."""
+        kin = self.handler.kinematics() if kin is None else kin
         idx = self.compiled.index
         site = idx.ee_site
         grip = self.compiled.robot.gripper
         if grip is not None and len(idx.gripper_qpos):
             opening = kin.qpos[:, idx.gripper_qpos].sum(axis=1, keepdims=True) / grip.max_width
         else:
-            opening = np.ones((self.num_envs, 1))
-        policy = {
+            opening = np.ones((kin.qpos.shape[0], 1))
+        return {
             "joint_pos": kin.qpos[:, idx.arm_qpos].copy(),
             "joint_vel": kin.qvel[:, idx.arm_dof].copy(),
             "gripper": np.clip(opening, 0.0, 1.0),
             "ee_pos": kin.site_pos[:, site].copy(),
             "ee_quat": mat_to_quat(kin.site_mat[:, site]),
         }
-        for cam in self.cameras:
-            policy[f"{cam}_rgb"] = self.handler.render(cam)
+
+    def _observe(self) -> dict[str, Any]:
+        kin = self.handler.kinematics()
+        idx = self.compiled.index
+        policy: dict[str, Any] = self.robot_state(kin)
+        for v in self.views:
+            policy[f"{v.key}_rgb"] = self.handler.render(v.camera, width=v.width, height=v.height)
+            if v.depth:
+                policy[f"{v.key}_depth"] = self.handler.render(
+                    v.camera, width=v.width, height=v.height, depth=True
+                )
         obj = idx.object_body
         privileged = {
             "object_pos": kin.body_pos[:, obj].copy(),

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from omegaconf import OmegaConf
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from metasim.errors import MetasimInputError
 from metasim.paths import EVAL, POLICIES, SCENES
@@ -26,12 +26,29 @@ class SuiteConfig(BaseModel):
 
 
 class PolicyConfig(BaseModel):
-    """A policy config; `kind` picks the adapter, other keys are the adapter's options."""
+    """A policy config; `kind` picks the adapter, other keys are the adapter's options.
+
+    The harness owns chunk execution: `execute` actions of each chunk (null: all of it),
+    or temporal ensembling with weight exp(ensemble * j) on the prediction made j steps
+    ago (ACT's rule; a new chunk every step). `actions` (the action convention, see
+    metasim.policies.conventions) decides the env's action space.
+    """
 
     model_config = ConfigDict(extra="allow")
     kind: str
     action_space: str = "ee_delta"
     execute: Annotated[int, Field(ge=1)] | None = None
+    ensemble: Annotated[float, Field(ge=0)] | None = None
+
+    @model_validator(mode="after")
+    def _space_from_convention(self) -> PolicyConfig:
+        actions = (self.model_extra or {}).get("actions")
+        if actions is not None:
+            from metasim.policies.conventions import ActionConvention
+
+            conv = ActionConvention.model_validate(actions)
+            self.action_space = conv.env_space
+        return self
 
 
 class EvalConfig(BaseModel):

@@ -51,6 +51,7 @@ def run_shard(shard: Shard) -> Iterator[EpisodeRecord]:
         backend=r["backend"],
         action_space=r["action_space"],
         execute=r["execute"],
+        ensemble=r.get("ensemble"),
         policy_options=r["policy_options"],
         threads=r["threads"],
         noise=shard.noise,

@@ -6,16 +6,21 @@ whatever env slot it lands in, so results do not depend on `num_envs`.
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+from pydantic import ValidationError
 
 from metasim.envs.noise import RuntimeNoise
-from metasim.envs.vec_env import MetasimVectorEnv, episode_seed
-from metasim.policies.base import Policy, PolicyContext, make_policy
+from metasim.envs.vec_env import CameraView, MetasimVectorEnv, episode_seed
+from metasim.errors import MetasimInputError, one_line
+from metasim.policies.base import Policy, PolicyContext, PolicyFailure, make_policy
+from metasim.policies.conventions import ActionConvention, ActionConverter
+from metasim.policies.observation import ObservationSpec
 from metasim.scene.compile import CompiledScene
 
 
@@ -50,6 +55,22 @@ def policy_context(
     )
 
 
+def converter_for(compiled: CompiledScene, options: dict[str, object]) -> ActionConverter:
+    """The converter from the policy's declared action convention (default: canonical)."""
+    conv = ActionConvention.model_validate(options.get("actions") or {})
+    base_pos, base_mat = robot_base_pose(compiled)
+    n_arm = len(compiled.index.arm_qpos)
+    return ActionConverter(conv, n_arm, compiled.control_dt, base_pos, base_mat)
+
+
+def camera_views(compiled: CompiledScene, options: dict[str, object]) -> list[CameraView]:
+    """Camera views the policy's observation spec needs rendered."""
+    spec = options.get("observation")
+    if not spec:
+        return []
+    return ObservationSpec.model_validate(spec).views(compiled)
+
+
 def run_task(
     compiled: CompiledScene,
     policy_kind: str,
@@ -65,6 +86,7 @@ def run_task(
     noise: RuntimeNoise | None = None,
     cell: str = "nominal",
     factors: dict[str, object] | None = None,
+    ensemble: float | None = None,
 ) -> Iterator[EpisodeRecord]:
     """Yield one record per episode as it finishes (not in episode order).
 
@@ -75,29 +97,58 @@ def run_task(
     todo = list(range(episodes)) if isinstance(episodes, int) else list(episodes)
     if not todo:
         return
+    options = dict(policy_options or {})
+    try:
+        convert = converter_for(compiled, options)
+        views = camera_views(compiled, options)
+    except (ValueError, ValidationError) as exc:
+        raise MetasimInputError("policy config", [f"policy.{one_line(str(exc))}"]) from None
     n = max(1, min(num_envs, len(todo)))
     env = MetasimVectorEnv(
         compiled,
         num_envs=n,
         backend=backend,
-        action_space=action_space,  # type: ignore[arg-type]
+        action_space=convert.conv.env_space,
+        cameras=views,
         autoreset=False,
         noise=noise,
         nthread=threads,
     )
     factors_json = json.dumps(factors or {}, sort_keys=True, default=str)
+    policy: Policy | None = None
     try:
-        policy: Policy = make_policy(
-            policy_kind, policy_context(env, action_space, policy_options or {})
-        )
-        for rec in _Loop(env, policy, compiled, todo, seed, execute, on_step).run():
+        policy = make_policy(policy_kind, policy_context(env, convert.conv.env_space, options))
+        loop = _Loop(env, policy, compiled, todo, seed, execute, on_step, convert, ensemble)
+        for rec in loop.run():
             yield replace(rec, cell=cell, factors=factors_json)
     finally:
+        close = getattr(policy, "close", None)
+        if close is not None:
+            close()
         env.close()
 
 
+def robot_base_pose(compiled: CompiledScene) -> tuple[np.ndarray, np.ndarray]:
+    """World position and rotation matrix of the robot's root body."""
+    import mujoco
+
+    m = compiled.model
+    d = mujoco.MjData(m)
+    mujoco.mj_kinematics(m, d)
+    for b in range(1, m.nbody):
+        if m.body_parentid[b] == 0 and m.body(b).name.startswith("robot/"):
+            return d.xpos[b].copy(), d.xmat[b].reshape(3, 3).copy()
+    return np.zeros(3), np.eye(3)
+
+
 class _Loop:
-    """Slots of a batched env fed with episodes from `todo`; chunked actions per slot."""
+    """Slots of a batched env fed with episodes from `todo`; chunked actions per slot.
+
+    Each slot executes `execute` actions of its chunk (or all of it) before it asks for
+    the next, or, with `ensemble`, asks every step and executes the weighted mean of
+    every prediction for the current step. Actions are converted from the policy's
+    convention into the env's with the observation of the step they execute at.
+    """
 
     def __init__(
         self,
@@ -108,18 +159,28 @@ class _Loop:
         seed: int,
         execute: int | None,
         on_step: Callable[[], None] | None,
+        convert: ActionConverter | None = None,
+        ensemble: float | None = None,
     ) -> None:
         self.env, self.policy, self.seed = env, policy, seed
-        self.execute, self.on_step = execute, on_step
+        self.execute, self.on_step, self.ensemble = execute, on_step, ensemble
+        self.convert = convert or converter_for(compiled, {})
+        params = inspect.signature(policy.act).parameters.values()
+        self.pass_ids = len(params) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
         self.name = compiled.scene.name
         self.instruction = compiled.scene.task.instruction
         n = env.num_envs
         self.queue = list(todo)
         self.episode_of = np.full(n, -1)  # which episode each slot runs; -1 when idle
         self.started = np.zeros(n)
-        self.chunk = np.zeros((0,))
+        dim = self.convert.dim
+        self.chunk = np.zeros((n, 1, dim))
         self.pos = np.zeros(n, dtype=np.int64)  # next action of each slot's chunk
         self.length = np.zeros(n, dtype=np.int64)  # actions to execute from each chunk
+        # ensembling: weighted sums of the predictions for steps t, t+1, ...
+        self.acc: np.ndarray = np.zeros((n, 0, dim))
+        self.wsum: np.ndarray = np.zeros((n, 0))
+        self.hold = np.zeros((n, env.controller.dim))  # canonical action of idle slots
 
     def run(self) -> Iterator[EpisodeRecord]:
         n = self.env.num_envs
@@ -131,20 +192,15 @@ class _Loop:
         self.started[:] = time.perf_counter()
         self.policy.reset(self.instruction)
         while (self.episode_of >= 0).any():
-            # A policy's failure fails the episodes it drives, never the run.
-            try:
-                self._refill_chunks()
-            except Exception as exc:
-                reason = f"policy error: {type(exc).__name__}: {exc}"
-                yield from self._finish(np.flatnonzero(self.episode_of >= 0), None, reason)
+            failed = self._refill_chunks()
+            if failed:
+                yield from self._fail(failed)
                 continue
-            action = self.chunk[np.arange(n), self.pos]
-            try:
-                self.obs, _, _, _, extras = self.env.step(action)
-            except ValueError as exc:  # the controller refused the actions (shape, NaN)
-                reason = f"invalid action: {exc}"
-                yield from self._finish(np.flatnonzero(self.episode_of >= 0), None, reason)
+            action, failed = self._actions()
+            if failed:
+                yield from self._fail(failed)
                 continue
+            self.obs, _, _, _, extras = self.env.step(action)
             self.pos += 1
             if self.on_step is not None:
                 self.on_step()
@@ -152,19 +208,101 @@ class _Loop:
                 ep = extras["episode"]
                 yield from self._finish(np.asarray(ep["env_ids"]), ep, None)
 
-    def _refill_chunks(self) -> None:
-        need = self.pos >= self.length
+    def _fail(self, failed: dict[int, str]) -> Iterator[EpisodeRecord]:
+        for reason in sorted(set(failed.values())):
+            slots = np.array([i for i, r in failed.items() if r == reason])
+            yield from self._finish(slots, None, reason)
+
+    def _refill_chunks(self) -> dict[int, str]:
+        """Ask the policy for chunks where needed; the slots that got none, with why."""
+        active = self.episode_of >= 0
+        need = active if self.ensemble is not None else (self.pos >= self.length) & active
         if not need.any():
-            return
-        fresh = np.asarray(self.policy.act(self.obs), dtype=np.float64)
-        if fresh.ndim != 3 or fresh.shape[0] != self.env.num_envs:
-            raise ValueError(f"act() must return (B, H, D) chunks, got shape {fresh.shape}")
-        if self.chunk.shape != fresh.shape:
-            self.chunk = fresh.copy()
-        self.chunk[need] = fresh[need]
-        self.pos[need] = 0
+            return {}
+        ids = np.flatnonzero(need)
+        failed: dict[int, str] = {}
+        try:
+            if self.pass_ids:
+                fresh = np.asarray(self.policy.act(self.obs, ids), dtype=np.float64)
+            else:  # a policy written for act(obs)
+                fresh = np.asarray(self.policy.act(self.obs), dtype=np.float64)
+        except PolicyFailure as exc:
+            fresh = np.asarray(exc.chunk, dtype=np.float64)
+            failed = {int(i): f"policy error: {r}" for i, r in exc.failed.items()}
+        except Exception as exc:
+            return {int(i): f"policy error: {type(exc).__name__}: {exc}" for i in ids}
+        n, dim = self.env.num_envs, self.convert.dim
+        if fresh.ndim != 3 or fresh.shape[0] != n or fresh.shape[2] != dim:
+            reason = (
+                f"invalid action: act() must return (B={n}, H, {dim}) chunks in the declared "
+                f"convention ({self.convert.conv.describe(self.convert.n_arm)}), "
+                f"got shape {fresh.shape}"
+            )
+            return {int(i): reason for i in ids}
         h = fresh.shape[1]
-        self.length[need] = h if self.execute is None else min(self.execute, h)
+        # Trailing all-NaN rows pad a shorter chunk; any other NaN fails the episode.
+        good: dict[int, int] = {}
+        for i in (int(i) for i in ids if int(i) not in failed):
+            pad = np.all(np.isnan(fresh[i]), axis=1)
+            m = h
+            while m > 0 and pad[m - 1]:
+                m -= 1
+            if m == 0 or not np.all(np.isfinite(fresh[i, :m])):
+                failed[i] = "invalid action: actions contain NaN or inf"
+            else:
+                good[i] = m
+        ok = np.array(sorted(good), dtype=np.int64)
+        lengths = np.array([good[i] for i in sorted(good)], dtype=np.int64)
+        if self.ensemble is not None:
+            self._ensemble_add(ok, fresh, lengths)
+            return failed
+        if self.chunk.shape[1] < h:
+            grown = np.zeros((n, h, dim))
+            grown[:, : self.chunk.shape[1]] = self.chunk
+            self.chunk = grown
+        self.chunk[ok, :h] = fresh[ok]
+        self.pos[ok] = 0
+        self.length[ok] = lengths if self.execute is None else np.minimum(self.execute, lengths)
+        return failed
+
+    def _ensemble_add(self, ids: np.ndarray, fresh: np.ndarray, lengths: np.ndarray) -> None:
+        n, h, dim = fresh.shape
+        if self.acc.shape[1] < h:
+            acc, wsum = np.zeros((n, h, dim)), np.zeros((n, h))
+            acc[:, : self.acc.shape[1]] = self.acc
+            wsum[:, : self.wsum.shape[1]] = self.wsum
+            self.acc, self.wsum = acc, wsum
+        assert self.ensemble is not None
+        w = np.exp(self.ensemble * np.arange(h))  # older predictions weigh more (ACT)
+        for j, i in enumerate(ids):
+            m = int(lengths[j])
+            self.acc[i, :m] += w[:m, None] * fresh[i, :m]
+            self.wsum[i, :m] += w[:m]
+        self.pos[ids] = 0
+        self.length[ids] = 1
+
+    def _actions(self) -> tuple[np.ndarray, dict[int, str]]:
+        """This step's canonical actions of every slot (idle slots hold still)."""
+        n = self.env.num_envs
+        if self.ensemble is not None:
+            raw = self.acc[:, 0] / np.maximum(self.wsum[:, :1], 1e-12)
+            self.acc = np.concatenate([self.acc[:, 1:], np.zeros_like(self.acc[:, :1])], 1)
+            self.wsum = np.concatenate([self.wsum[:, 1:], np.zeros_like(self.wsum[:, :1])], 1)
+        else:
+            raw = self.chunk[np.arange(n), np.minimum(self.pos, self.chunk.shape[1] - 1)]
+        active = self.episode_of >= 0
+        kin = self.env.handler.kinematics()
+        action = self.env.controller.hold_action(kin)
+        failed: dict[int, str] = {}
+        if active.any():
+            ids = np.flatnonzero(active)
+            # converted against the robot's true state, as a real controller would
+            pol = {k: v[ids] for k, v in self.env.robot_state(kin).items()}
+            try:
+                action[ids] = self.convert(raw[ids], pol)
+            except ValueError as exc:
+                failed = {int(i): f"invalid action: {exc}" for i in ids}
+        return action, failed
 
     def _finish(
         self, slots: np.ndarray, ep: dict[str, np.ndarray] | None, error: str | None
@@ -211,3 +349,6 @@ class _Loop:
             self.policy.reset(self.instruction, ids)
             self.started[ids] = time.perf_counter()
             self.pos[ids] = self.length[ids]  # a fresh episode starts with a fresh chunk
+            if self.acc.shape[1]:
+                self.acc[ids] = 0.0
+                self.wsum[ids] = 0.0

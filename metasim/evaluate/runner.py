@@ -123,7 +123,7 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
         options = {
             k: v
             for k, v in cfg.policy.model_dump().items()
-            if k not in ("kind", "action_space", "execute")
+            if k not in ("kind", "action_space", "execute", "ensemble")
         }
         runner = _Runner(cfg, store, grid, options, progress, names, len(cells))
         adaptive: dict[str, Any] = {}
@@ -245,6 +245,7 @@ class _Runner:
             "policy_kind": cfg.policy.kind,
             "action_space": cfg.policy.action_space,
             "execute": cfg.policy.execute,
+            "ensemble": cfg.policy.ensemble,
             "policy_options": options,
             "seed": cfg.seed,
             "num_envs": cfg.num_envs,

@@ -2,7 +2,13 @@
 
 A policy is reset with the task's instruction (for all envs, or for `env_ids` when
 envs restart at different times) and maps an observation batch to an action chunk
-(B, H, D). The harness owns chunk execution (execute k of H).
+(B, H, D) in its declared action convention. The harness owns chunk execution (execute
+k of H, or temporal ensembling) and converts actions into the env's canonical space.
+
+`act(obs, env_ids)` names the envs that need a fresh chunk; a policy may compute every
+row anyway (rows outside `env_ids` are ignored). A chunk shorter than H for some env is
+padded with rows that are all NaN. A policy that fails for some envs only raises
+`PolicyFailure` carrying the chunk for the others and the reason per failed env.
 """
 
 from __future__ import annotations
@@ -35,9 +41,20 @@ class Policy(Protocol):
 
     def reset(self, instruction: str, env_ids: np.ndarray | None = None) -> None: ...
 
-    def act(self, obs: dict[str, Any]) -> np.ndarray:
-        """(B, H, D) action chunk for the observation batch."""
+    def act(self, obs: dict[str, Any], env_ids: np.ndarray | None = None) -> np.ndarray:
+        """(B, H, D) action chunk for the observation batch (rows `env_ids` needed)."""
         ...
+
+
+class PolicyFailure(Exception):
+    """Some envs got no usable actions: `failed` maps env index -> reason, `chunk` holds
+    the (B, H, D) actions of the others."""
+
+    def __init__(self, chunk: np.ndarray, failed: dict[int, str]) -> None:
+        self.chunk = chunk
+        self.failed = failed
+        first = next(iter(failed.items()), (None, ""))
+        super().__init__(f"{len(failed)} env(s) failed, e.g. env {first[0]}: {first[1]}")
 
 
 PolicyFactory = Callable[[PolicyContext], Policy]
@@ -52,8 +69,13 @@ def register_policy(name: str) -> Callable[[PolicyFactory], PolicyFactory]:
     return deco
 
 
+def _register_builtin() -> None:
+    import metasim.policies.remote
+    import metasim.policies.scripted  # noqa: F401
+
+
 def make_policy(name: str, ctx: PolicyContext) -> Policy:
-    import metasim.policies.scripted  # noqa: F401  (registers the built-in policies)
+    _register_builtin()
 
     if name not in _REGISTRY:
         raise KeyError(f"unknown policy kind {name!r}; expected one of {sorted(_REGISTRY)}")
@@ -61,6 +83,6 @@ def make_policy(name: str, ctx: PolicyContext) -> Policy:
 
 
 def registered_policies() -> list[str]:
-    import metasim.policies.scripted  # noqa: F401
+    _register_builtin()
 
     return sorted(_REGISTRY)

@@ -388,7 +388,7 @@ class ScriptedExpert:
         self.count[ids] = 0
         self.fresh[ids] = True
 
-    def act(self, obs: dict[str, Any]) -> np.ndarray:
+    def act(self, obs: dict[str, Any], env_ids: np.ndarray | None = None) -> np.ndarray:
         v = ObsView(obs, self.ctx)
         ee = v.ee
         n = ee.shape[0]

@@ -121,7 +121,7 @@ def replay(run: Run, ep: Episode) -> tuple[list[np.ndarray], bool, float]:
 def _rollout(env: Any, policy: Any, obs: Any, execute: int | None, grab: Any) -> bool:
     """Step one env until its episode ends, executing `execute` actions of each chunk
     (the evaluation loop's chunking); `grab()` every EVERY steps and at the end."""
-    chunk = np.zeros((1, 0, 0))
+    chunk: np.ndarray = np.zeros((1, 0, 0))
     pos = length = 0
     for step in range(1, env.max_episode_steps + 2):
         if pos >= length:

@@ -90,7 +90,7 @@ class Handler(ABC):
         self.model = compiled.model
         self.num_envs = num_envs
         self.substeps = compiled.substeps
-        self._renderers: dict[tuple[int, int], mujoco.Renderer] = {}
+        self._renderers: dict[tuple[int, int, bool], mujoco.Renderer] = {}
 
     @classmethod
     def launch(cls, compiled: CompiledScene, num_envs: int, **options: object) -> Handler:
@@ -152,22 +152,28 @@ class Handler(ABC):
         env_ids: Sequence[int] | None = None,
         width: int | None = None,
         height: int | None = None,
+        depth: bool = False,
     ) -> np.ndarray:
         """(len(env_ids), H, W, 3) uint8 images from the named camera, rendered by
-        MuJoCo's renderer (EGL/OSMesa offscreen) whatever the backend."""
+        MuJoCo's renderer (EGL/OSMesa offscreen) whatever the backend; with `depth`,
+        (len(env_ids), H, W) float32 depth in metres instead."""
         cam = self.model.camera(camera)
         w = width or self.compiled.camera_size(camera)[0]
         h = height or self.compiled.camera_size(camera)[1]
-        if (w, h) not in self._renderers:
-            self._renderers[(w, h)] = mujoco.Renderer(self.model, height=h, width=w)
-        renderer = self._renderers[(w, h)]
+        key = (w, h, depth)
+        if key not in self._renderers:
+            self._renderers[key] = mujoco.Renderer(self.model, height=h, width=w)
+            if depth:
+                self._renderers[key].enable_depth_rendering()
+        renderer = self._renderers[key]
         frames = []
         for i in range(self.num_envs) if env_ids is None else env_ids:
             m, d = self._render_data(int(i))
             mujoco.mj_camlight(m, d)
             renderer.update_scene(d, camera=cam.id)
             frames.append(renderer.render().copy())
-        return np.stack(frames)
+        out = np.stack(frames)
+        return out.astype(np.float32) if depth else out
 
     @abstractmethod
     def _render_data(self, env: int) -> tuple[mujoco.MjModel, mujoco.MjData]:

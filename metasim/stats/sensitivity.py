@@ -96,8 +96,8 @@ def records_to_arrays(
 def _check(
     levels: Mapping[str, ArrayLike], success: ArrayLike
 ) -> tuple[dict[str, NDArray[Any]], NDArray[np.bool_]]:
-    ok = np.asarray(success).astype(bool).reshape(-1)
-    arrays = {f: np.asarray(v).reshape(-1) for f, v in levels.items()}
+    ok: NDArray[np.bool_] = np.asarray(success).astype(bool).reshape(-1)
+    arrays: dict[str, NDArray[Any]] = {f: np.asarray(v).reshape(-1) for f, v in levels.items()}
     for f, v in arrays.items():
         if v.shape != ok.shape:
             raise ValueError(f"factor {f!r} has {v.size} entries, success has {ok.size}")

@@ -1,0 +1,263 @@
+"""Action conventions: what a policy's action vector means, declared and converted.
+
+A policy config declares its action convention (`actions:` in policies/<name>.yaml):
+
+    actions:
+      space: ee_delta      # ee_delta | ee_pose | joint_pos | joint_vel
+      rotation: axis_angle # axis_angle | euler_xyz | quat_wxyz | quat_xyzw | rot6d
+      gripper: open1       # open1 | close1 | pm1_open_neg | pm1_open_pos | relative
+      binarize: false      # threshold the (converted) gripper at 0.5
+      frame: world         # ee_delta / ee_pose frame: world | base (the robot's base)
+
+The harness converts every executed action into one of the env's two canonical spaces
+(`ee_delta` with a world-frame rotation vector, or `joint_pos`), gripper in [0, 1] with
+1 = open, using the observation at the step the action is executed (absolute poses and
+joint velocities are relative to where the robot is then).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from metasim.rotations import axis_angle_to_mat, mat_to_axis_angle, quat_to_mat
+
+Space = Literal["ee_delta", "ee_pose", "joint_pos", "joint_vel"]
+Rotation = Literal["axis_angle", "euler_xyz", "quat_wxyz", "quat_xyzw", "rot6d"]
+Gripper = Literal["open1", "close1", "pm1_open_neg", "pm1_open_pos", "relative"]
+
+ROT_DIM: dict[str, int] = {
+    "axis_angle": 3,
+    "euler_xyz": 3,
+    "quat_wxyz": 4,
+    "quat_xyzw": 4,
+    "rot6d": 6,
+}
+GRIPPER_MEANING: dict[str, str] = {
+    "open1": "[0, 1], 1 = open (RLDS, OpenVLA, Octo)",
+    "close1": "[0, 1], 1 = closed",
+    "pm1_open_neg": "[-1, 1], -1 = open, +1 = closed (LIBERO / robosuite)",
+    "pm1_open_pos": "[-1, 1], +1 = open",
+    "relative": "a change of the opening in [0, 1] units, added to the current opening",
+}
+
+
+class ActionConvention(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    space: Space = "ee_delta"
+    rotation: Rotation = "axis_angle"
+    gripper: Gripper = "open1"
+    binarize: bool = False
+    frame: Literal["world", "base"] = "world"
+
+    @property
+    def env_space(self) -> Literal["ee_delta", "joint_pos"]:
+        """The env's canonical action space these actions are converted into."""
+        return "joint_pos" if self.space in ("joint_pos", "joint_vel") else "ee_delta"
+
+    def dim(self, n_arm: int) -> int:
+        """Width of one action vector in this convention (gripper last)."""
+        if self.space in ("joint_pos", "joint_vel"):
+            return n_arm + 1
+        return 3 + ROT_DIM[self.rotation] + 1
+
+    def describe(self, n_arm: int) -> str:
+        if self.space in ("joint_pos", "joint_vel"):
+            unit = "rad" if self.space == "joint_pos" else "rad/s"
+            arm = f"{n_arm} arm joint {'positions' if self.space == 'joint_pos' else 'velocities'}"
+            arm += f" ({unit})"
+        else:
+            kind = "delta" if self.space == "ee_delta" else "absolute pose"
+            arm = f"EEF {kind}: xyz (m) + {self.rotation} ({self.frame} frame)"
+        binar = ", binarized at 0.5" if self.binarize else ""
+        return f"{self.dim(n_arm)}-D: {arm}, gripper {GRIPPER_MEANING[self.gripper]}{binar}"
+
+
+# ---------------------------------------------------------------- rotation formats
+
+
+def euler_xyz_to_mat(e: np.ndarray) -> np.ndarray:
+    """(..., 3) extrinsic roll-pitch-yaw about fixed x, y, z (R = Rz Ry Rx)."""
+    r, p, y = np.moveaxis(np.asarray(e, dtype=np.float64), -1, 0)
+    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+    out = np.empty((*np.shape(r), 3, 3))
+    out[..., 0, 0] = cy * cp
+    out[..., 0, 1] = cy * sp * sr - sy * cr
+    out[..., 0, 2] = cy * sp * cr + sy * sr
+    out[..., 1, 0] = sy * cp
+    out[..., 1, 1] = sy * sp * sr + cy * cr
+    out[..., 1, 2] = sy * sp * cr - cy * sr
+    out[..., 2, 0] = -sp
+    out[..., 2, 1] = cp * sr
+    out[..., 2, 2] = cp * cr
+    return out
+
+
+def mat_to_euler_xyz(m: np.ndarray) -> np.ndarray:
+    m = np.asarray(m, dtype=np.float64)
+    pitch = np.arcsin(np.clip(-m[..., 2, 0], -1.0, 1.0))
+    roll = np.arctan2(m[..., 2, 1], m[..., 2, 2])
+    yaw = np.arctan2(m[..., 1, 0], m[..., 0, 0])
+    return np.stack([roll, pitch, yaw], axis=-1)
+
+
+def rot6d_to_mat(v: np.ndarray) -> np.ndarray:
+    """(..., 6): the first two columns of the matrix, Gram–Schmidt orthonormalized."""
+    v = np.asarray(v, dtype=np.float64)
+    a, b = v[..., :3], v[..., 3:6]
+    x = a / np.maximum(np.linalg.norm(a, axis=-1, keepdims=True), 1e-12)
+    b = b - np.sum(x * b, axis=-1, keepdims=True) * x
+    y = b / np.maximum(np.linalg.norm(b, axis=-1, keepdims=True), 1e-12)
+    z = np.cross(x, y)
+    return np.stack([x, y, z], axis=-1)
+
+
+def to_mat(rot: np.ndarray, fmt: str) -> np.ndarray:
+    """(..., ROT_DIM[fmt]) rotations in format `fmt` to (..., 3, 3) matrices."""
+    rot = np.asarray(rot, dtype=np.float64)
+    if fmt == "axis_angle":
+        return axis_angle_to_mat(rot)
+    if fmt == "euler_xyz":
+        return euler_xyz_to_mat(rot)
+    if fmt == "quat_wxyz":
+        return quat_to_mat(rot)
+    if fmt == "quat_xyzw":
+        return quat_to_mat(rot[..., [3, 0, 1, 2]])
+    if fmt == "rot6d":
+        return rot6d_to_mat(rot)
+    raise ValueError(f"unknown rotation format {fmt!r}; expected one of {sorted(ROT_DIM)}")
+
+
+def from_mat(mat: np.ndarray, fmt: str) -> np.ndarray:
+    """(..., 3, 3) matrices to format `fmt` (the inverse of `to_mat`)."""
+    from metasim.rotations import mat_to_quat
+
+    if fmt == "axis_angle":
+        return mat_to_axis_angle(mat)
+    if fmt == "euler_xyz":
+        return mat_to_euler_xyz(mat)
+    if fmt == "quat_wxyz":
+        return mat_to_quat(mat)
+    if fmt == "quat_xyzw":
+        return mat_to_quat(mat)[..., [1, 2, 3, 0]]
+    if fmt == "rot6d":
+        m = np.asarray(mat, dtype=np.float64)
+        return np.concatenate([m[..., :, 0], m[..., :, 1]], axis=-1)
+    raise ValueError(f"unknown rotation format {fmt!r}; expected one of {sorted(ROT_DIM)}")
+
+
+# ---------------------------------------------------------------- conversion
+
+
+class ActionConverter:
+    """Converts (B, dim) actions of a convention into the env's canonical actions.
+
+    `obs` is the env's policy observation group at the step the action executes:
+    `joint_pos` (B, n_arm), `gripper` (B, 1), `ee_pos` (B, 3), `ee_quat` (B, 4) wxyz.
+    `base_pos`, `base_mat`: the robot base's world pose (used when frame is `base`).
+    """
+
+    def __init__(
+        self,
+        conv: ActionConvention,
+        n_arm: int,
+        control_dt: float,
+        base_pos: np.ndarray | None = None,
+        base_mat: np.ndarray | None = None,
+    ) -> None:
+        self.conv, self.n_arm, self.dt = conv, n_arm, control_dt
+        self.base = np.eye(3) if base_mat is None else np.asarray(base_mat, dtype=np.float64)
+        self.base_pos = np.zeros(3) if base_pos is None else np.asarray(base_pos, dtype=float)
+        self.dim = conv.dim(n_arm)
+        self.identity = conv == ActionConvention() or (
+            conv.space == "joint_pos" and conv.gripper == "open1" and not conv.binarize
+        )
+
+    def __call__(self, actions: np.ndarray, obs: dict[str, Any]) -> np.ndarray:
+        a = np.asarray(actions, dtype=np.float64)
+        if a.ndim != 2 or a.shape[1] != self.dim:
+            raise ValueError(
+                f"actions must be (B, {self.dim}) in the declared convention "
+                f"({self.conv.describe(self.n_arm)}), got {a.shape}"
+            )
+        if self.identity:
+            return a
+        if not np.all(np.isfinite(a)):
+            raise ValueError("actions contain NaN or inf")
+        grip = self._gripper(a[:, -1], np.asarray(obs["gripper"], dtype=np.float64)[:, 0])
+        c = self.conv
+        if c.space == "joint_pos":
+            arm = a[:, : self.n_arm]
+        elif c.space == "joint_vel":
+            arm = np.asarray(obs["joint_pos"], dtype=np.float64) + a[:, : self.n_arm] * self.dt
+        else:
+            pos, rot = a[:, :3], to_mat(a[:, 3:-1], c.rotation)
+            if c.frame == "base":  # into the world frame
+                pos = pos @ self.base.T
+                if c.space == "ee_pose":
+                    pos = pos + self.base_pos
+                    rot = self.base @ rot
+                else:
+                    rot = self.base @ rot @ self.base.T
+            if c.space == "ee_delta":
+                arm = np.concatenate([pos, mat_to_axis_angle(rot)], axis=1)
+            else:  # absolute pose -> the delta from where the end effector is now
+                cur_pos = np.asarray(obs["ee_pos"], dtype=np.float64)
+                cur = quat_to_mat(np.asarray(obs["ee_quat"], dtype=np.float64))
+                dpos = pos - cur_pos
+                drot = mat_to_axis_angle(rot @ np.swapaxes(cur, 1, 2))
+                arm = np.concatenate([dpos, drot], axis=1)
+        return np.concatenate([arm, grip[:, None]], axis=1)
+
+    def _gripper(self, g: np.ndarray, current: np.ndarray) -> np.ndarray:
+        kind = self.conv.gripper
+        if kind == "open1":
+            out = g
+        elif kind == "close1":
+            out = 1.0 - g
+        elif kind == "pm1_open_neg":
+            out = (1.0 - g) / 2.0
+        elif kind == "pm1_open_pos":
+            out = (1.0 + g) / 2.0
+        else:  # relative
+            out = current + g
+        out = np.clip(out, 0.0, 1.0)
+        if self.conv.binarize:
+            out = (out >= 0.5).astype(np.float64)
+        return out
+
+
+def express(
+    canonical: np.ndarray, obs: dict[str, Any], conv: ActionConvention, n_arm: int, dt: float
+) -> np.ndarray:
+    """The inverse of ActionConverter for world-frame conventions: a canonical action
+    (ee_delta rotation vector or joint_pos, gripper open1) written in `conv`. Used to
+    serve metasim policies to clients of another convention, and by the tests."""
+    a = np.asarray(canonical, dtype=np.float64)
+    g = a[:, -1]
+    cur = np.asarray(obs["gripper"], dtype=np.float64)[:, 0]
+    grip = {
+        "open1": g,
+        "close1": 1.0 - g,
+        "pm1_open_neg": 1.0 - 2.0 * g,
+        "pm1_open_pos": 2.0 * g - 1.0,
+        "relative": g - cur,
+    }[conv.gripper]
+    if conv.space in ("joint_pos", "joint_vel"):
+        if a.shape[1] != n_arm + 1:
+            raise ValueError("joint conventions need joint_pos canonical actions")
+        arm = a[:, :n_arm]
+        if conv.space == "joint_vel":
+            arm = (arm - np.asarray(obs["joint_pos"], dtype=np.float64)) / dt
+    else:
+        if a.shape[1] != 7:
+            raise ValueError("EEF conventions need ee_delta canonical actions")
+        rot = axis_angle_to_mat(a[:, 3:6])
+        pos = a[:, :3]
+        if conv.space == "ee_pose":
+            pos = np.asarray(obs["ee_pos"], dtype=np.float64) + pos
+            rot = rot @ quat_to_mat(np.asarray(obs["ee_quat"], dtype=np.float64))
+        arm = np.concatenate([pos, from_mat(rot, conv.rotation)], axis=1)
+    return np.concatenate([arm, grip[:, None]], axis=1)

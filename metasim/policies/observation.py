@@ -1,0 +1,160 @@
+"""The observation a policy receives: keys, images, state layout, instruction.
+
+Declared per policy config (`observation:` in policies/<name>.yaml), e.g. openpi LIBERO:
+
+    observation:
+      images:
+        observation/image: {camera: front, size: [224, 224], resize: resize_with_pad}
+        observation/wrist_image: {camera: wrist, size: [224, 224]}
+      state:
+        observation/state: [ee_pos, "ee_rot:axis_angle", gripper]
+      prompt: prompt
+
+State parts, concatenated in the order given:
+  joint_pos (n_arm), joint_vel (n_arm), ee_pos (3), ee_quat (4, w x y z),
+  ee_rot:<format> (axis_angle | euler_xyz | quat_wxyz | quat_xyzw | rot6d),
+  gripper (1, [0, 1] with 1 = open), gripper:<convention> (as in conventions.py).
+`raw: true` sends every env observation under `metasim/policy/<k>` and
+`metasim/privileged/<k>` plus the scene: for metasim's own policies served remotely.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from metasim.envs.vec_env import CameraView
+from metasim.policies.conventions import ROT_DIM, from_mat
+from metasim.policies.images import ImageSpec
+from metasim.rotations import quat_to_mat
+from metasim.scene.compile import CompiledScene
+
+STATE_PARTS = ("joint_pos", "joint_vel", "ee_pos", "ee_quat", "gripper")
+GRIPPER_FORMS = ("open1", "close1", "pm1_open_neg", "pm1_open_pos")
+
+
+def _check_part(part: str) -> str:
+    head, _, arg = part.partition(":")
+    if not arg and head in STATE_PARTS:
+        return part
+    if head == "ee_rot" and arg in ROT_DIM:
+        return part
+    if head == "gripper" and arg in GRIPPER_FORMS:
+        return part
+    raise ValueError(
+        f"unknown state part {part!r}; expected one of {', '.join(STATE_PARTS)}, "
+        f"ee_rot:<{'|'.join(ROT_DIM)}>, gripper:<{'|'.join(GRIPPER_FORMS)}>"
+    )
+
+
+class ObservationSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    images: dict[str, ImageSpec] = Field(default_factory=dict)
+    state: dict[str, list[str]] = Field(default_factory=dict)
+    state_dtype: str = "float32"
+    prompt: str | None = "prompt"  # key of the instruction; null: not sent
+    extra: dict[str, Any] = Field(default_factory=dict)  # constant keys in every request
+    raw: bool = False
+
+    @field_validator("state")
+    @classmethod
+    def _parts(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+        for parts in v.values():
+            for p in parts:
+                _check_part(p)
+        return v
+
+    # ------------------------------------------------------------ env side
+
+    def views(self, compiled: CompiledScene) -> list[CameraView]:
+        """Camera views the env must render for these images (checked against the scene)."""
+        names = [compiled.model.camera(i).name for i in range(compiled.model.ncam)]
+        views: list[CameraView] = []
+        for key, img in self.images.items():
+            if img.camera not in names:
+                raise ValueError(
+                    f"observation.images.{key}.camera: the scene {compiled.scene.name!r} has "
+                    f"no camera {img.camera!r} (it has {', '.join(names) or 'none'})"
+                )
+            w, h = img.render_size(compiled.camera_size(img.camera))
+            view = CameraView(img.camera, w, h, img.depth)
+            if view not in views:
+                views.append(view)
+        return views
+
+    def state_dim(self, key: str, n_arm: int) -> int:
+        dims = {"joint_pos": n_arm, "joint_vel": n_arm, "ee_pos": 3, "ee_quat": 4, "gripper": 1}
+        total = 0
+        for part in self.state[key]:
+            head, _, arg = part.partition(":")
+            total += ROT_DIM[arg] if head == "ee_rot" else dims[head]
+        return total
+
+    # ------------------------------------------------------------ requests
+
+    def batch(
+        self,
+        obs: dict[str, Any],
+        env_ids: np.ndarray,
+        instruction: str,
+        compiled: CompiledScene,
+    ) -> dict[str, Any]:
+        """The request of envs `env_ids` as one dict of (len(env_ids), ...) arrays (the
+        prompt as a list of strings)."""
+        pol = {k: np.asarray(v)[env_ids] for k, v in obs["policy"].items()}
+        out: dict[str, Any] = {}
+        for key, img in self.images.items():
+            native = compiled.camera_size(img.camera)
+            view = CameraView(img.camera, *img.render_size(native), depth=img.depth)
+            out[key] = img.finish(pol[f"{view.key}_rgb"])
+            if img.depth:
+                out[f"{key}_depth"] = img.finish_depth(pol[f"{view.key}_depth"])
+        for key, parts in self.state.items():
+            cols = [_state_part(p, pol) for p in parts]
+            out[key] = np.concatenate(cols, axis=1).astype(self.state_dtype)
+        if self.raw:
+            for group in ("policy", "privileged"):
+                for k, v in obs[group].items():
+                    out[f"metasim/{group}/{k}"] = np.asarray(v)[env_ids]
+        if self.prompt:
+            out[self.prompt] = [instruction] * len(env_ids)
+        return out
+
+    def requests(
+        self,
+        obs: dict[str, Any],
+        env_ids: np.ndarray,
+        instruction: str,
+        compiled: CompiledScene,
+    ) -> list[dict[str, Any]]:
+        """One request dict per env of `env_ids` (what a one-observation server takes)."""
+        batch = self.batch(obs, env_ids, instruction, compiled)
+        out = []
+        for j in range(len(env_ids)):
+            req = {k: v[j] for k, v in batch.items()}
+            req.update(self.extra)
+            out.append(req)
+        return out
+
+
+def scene_payload(compiled: CompiledScene) -> str:
+    """The scene as JSON text, sent with the first request of an episode in raw mode."""
+    return json.dumps(compiled.scene.model_dump(mode="json"), sort_keys=True)
+
+
+def _state_part(part: str, pol: dict[str, np.ndarray]) -> np.ndarray:
+    head, _, arg = part.partition(":")
+    if head == "ee_rot":
+        return np.asarray(from_mat(quat_to_mat(pol["ee_quat"]), arg))
+    if head == "gripper" and arg:
+        g = np.asarray(pol["gripper"], dtype=np.float64)
+        return {
+            "open1": g,
+            "close1": 1.0 - g,
+            "pm1_open_neg": 1.0 - 2.0 * g,
+            "pm1_open_pos": 2.0 * g - 1.0,
+        }[arg]
+    return np.asarray(pol[head], dtype=np.float64).reshape(len(pol[head]), -1)
