@@ -1,14 +1,71 @@
-"""`metasim serve`: expose a metasim policy over the openpi websocket protocol."""
+"""`metasim serve`: expose a metasim policy over the openpi websocket protocol.
+
+    metasim serve policy=scripted --port 8000
+    metasim eval policy=metasim_remote policy.port=8000     # evaluate it through openpi
+
+Binds 127.0.0.1 unless `--host` says otherwise; `--api-key` (or METASIM_API_KEY) makes
+the server refuse clients without it. `GET /healthz` answers 200.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+import threading
 from typing import Any
+
+from metasim.errors import MetasimInputError
 
 
 def add_parser(verbs: Any) -> None:
-    verbs.add_parser("serve", help="serve a metasim policy over the openpi websocket protocol")
+    srv = verbs.add_parser(
+        "serve", help="serve a metasim policy over the openpi websocket protocol"
+    )
+    srv.add_argument("overrides", nargs="*", help="policy config, e.g. policy=scripted")
+    srv.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    srv.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
+    srv.add_argument("--api-key", default=None, help="require this key (or METASIM_API_KEY)")
 
 
 def run_serve_cli(args: argparse.Namespace) -> int:
-    raise NotImplementedError("metasim serve is being built (issue 5)")
+    from metasim.evaluate.config import compose
+    from metasim.policies.serving import PROTOCOL, session_factory
+    from metasim.policies.transport.server import PolicyServer
+
+    if not 0 <= args.port <= 65535:
+        raise MetasimInputError("--port", [f"expected 0..65535, got {args.port}"])
+    cfg = compose(list(args.overrides))
+    options = {
+        k: v
+        for k, v in cfg.policy.model_dump().items()
+        if k not in ("kind", "action_space", "execute", "ensemble")
+    }
+    if cfg.policy.kind in ("openpi", "http"):
+        raise MetasimInputError(
+            "command line", [f"policy={cfg.policy.kind} is a client; serve a local policy"]
+        )
+    api_key = args.api_key or os.environ.get("METASIM_API_KEY") or None
+    metadata = {
+        "protocol": PROTOCOL,
+        "policy": cfg.policy.kind,
+        "action_space": cfg.policy.action_space,
+    }
+    server = PolicyServer(
+        session_factory(cfg.policy.kind, cfg.policy.action_space, options),
+        metadata=metadata,
+        host=args.host,
+        port=args.port,
+        api_key=api_key,
+    )
+    server.start()
+    auth = " (API key required)" if api_key else ""
+    sys.stderr.write(f"serving policy {cfg.policy.kind!r} on {server.url}{auth}\n")
+    sys.stderr.flush()
+    try:
+        threading.Event().wait()  # until Ctrl-C / SIGTERM
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0

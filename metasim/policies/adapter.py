@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from metasim.errors import MetasimInputError
 from metasim.policies.base import PolicyContext, PolicyFailure
 from metasim.policies.conventions import ActionConvention
-from metasim.policies.observation import ObservationSpec, scene_payload
+from metasim.policies.observation import ObservationSpec
 
 
 class AdapterOptions(BaseModel):
@@ -120,7 +120,6 @@ class AdapterPolicy:
             reqs = spec.requests(obs, ids, self.instruction, self.ctx.compiled)
             for i, req in zip(ids, reqs, strict=True):
                 if spec.raw and self.fresh[int(i)]:
-                    req["metasim/scene"] = scene_payload(self.ctx.compiled)
                     req["metasim/reset"] = True
             self.fresh[ids] = False
             if self._pool is None:

@@ -20,6 +20,7 @@ from pydantic import Field
 from metasim.errors import MetasimInputError
 from metasim.policies.adapter import AdapterOptions, AdapterPolicy, parse_options
 from metasim.policies.base import PolicyContext, register_policy
+from metasim.policies.observation import scene_payload
 
 _COMMON = ("kind", "action_space", "execute", "ensemble")
 
@@ -43,11 +44,14 @@ class OpenpiPolicy(AdapterPolicy):
         self.clients: dict[int, Any] = {}
         self.lock = threading.Lock()
         self.metadata: dict[str, Any] | None = None
+        self.scene_text = scene_payload(ctx.compiled) if opts.observation.raw else ""
 
-    def _client(self, env: int) -> Any:
+    def _client(self, env: int) -> tuple[Any, bool]:
+        """The env's connection, and whether it is new (a fresh server-side session)."""
         from metasim.policies.transport.openpi import OpenpiClient
 
         client = self.clients.get(env)
+        new = client is None
         if client is None:
             client = OpenpiClient(
                 self.o.host,
@@ -60,13 +64,15 @@ class OpenpiPolicy(AdapterPolicy):
             with self.lock:
                 if self.metadata is None:
                     self.metadata = dict(client.metadata or {})
-        return client
+        return client, new
 
     def infer_one(self, env: int, request: dict[str, Any]) -> np.ndarray:
         from metasim.policies.transport.errors import check_actions
 
-        response = self._client(env).infer(request)
-        return check_actions(response, self.dim)
+        client, new = self._client(env)
+        if new and self.opts.observation.raw:  # a new session learns the scene first
+            request = {**request, "metasim/scene": self.scene_text}
+        return check_actions(client.infer(request), self.dim)
 
     def _drop(self, env: int) -> None:
         client = self.clients.pop(env, None)

@@ -1,0 +1,93 @@
+"""Serve any metasim policy over the openpi websocket protocol (`metasim serve`).
+
+One connection is one env: its session builds the policy for the scene the client sends
+with the first request of an episode (`metasim/scene`, the scene as JSON, which
+metasim's openpi adapter sends when its observation spec says `raw: true`), resets it
+when a request carries `metasim/reset`, and answers each observation (the env's groups
+flattened as `metasim/policy/<key>` and `metasim/privileged/<key>`) with the policy's
+action chunk `{"actions": (H, D)}`. Compiled scenes are cached across sessions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from typing import Any
+
+import numpy as np
+
+from metasim.envs.vec_env import scene_parts
+from metasim.policies.base import Policy, PolicyContext, make_policy
+from metasim.scene.compile import CompiledScene, compile_scene
+from metasim.scene.schema import Scene
+
+PROTOCOL = "metasim-raw-1"  # what the metadata frame says the server expects
+
+
+class SceneCache:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._scenes: dict[str, CompiledScene] = {}
+
+    def get(self, text: str) -> CompiledScene:
+        key = hashlib.sha256(text.encode()).hexdigest()
+        with self._lock:
+            if key not in self._scenes:
+                self._scenes[key] = compile_scene(Scene.model_validate_json(text))
+            return self._scenes[key]
+
+
+class MetasimSession:
+    """The server side of one connection: a metasim policy driving one env."""
+
+    def __init__(
+        self, kind: str, action_space: str, options: dict[str, Any], scenes: SceneCache
+    ) -> None:
+        self.kind, self.action_space, self.options, self.scenes = (
+            kind,
+            action_space,
+            options,
+            scenes,
+        )
+        self.policy: Policy | None = None
+        self.scene_text: str | None = None
+
+    def infer(self, obs: dict[str, Any]) -> dict[str, Any]:
+        text = obs.get("metasim/scene")
+        prompt = str(obs.get("prompt", ""))
+        if text is not None and (self.policy is None or text != self.scene_text):
+            compiled = self.scenes.get(str(text))
+            objects, bodies, sites = scene_parts(compiled)
+            ctx = PolicyContext(
+                compiled=compiled,
+                num_envs=1,
+                action_space=self.action_space,
+                object_names=objects,
+                fixture_bodies=bodies,
+                fixture_sites=sites,
+                control_dt=compiled.control_dt,
+                options=self.options,
+            )
+            self.policy = make_policy(self.kind, ctx)
+            self.scene_text = str(text)
+            self.policy.reset(prompt or compiled.scene.task.instruction)
+        elif obs.get("metasim/reset") and self.policy is not None:
+            self.policy.reset(prompt)
+        if self.policy is None:
+            raise ValueError(
+                "the first request of a session must carry 'metasim/scene' (the scene as "
+                "JSON): point metasim's openpi adapter at this server with "
+                "observation.raw=true (policies/metasim_remote.yaml)"
+            )
+        groups: dict[str, dict[str, np.ndarray]] = {"policy": {}, "privileged": {}}
+        for key, value in obs.items():
+            parts = key.split("/")
+            if len(parts) == 3 and parts[0] == "metasim" and parts[1] in groups:
+                groups[parts[1]][parts[2]] = np.asarray(value)[None]
+        chunk = np.asarray(self.policy.act(groups), dtype=np.float64)
+        return {"actions": chunk[0]}
+
+
+def session_factory(kind: str, action_space: str, options: dict[str, Any]) -> Any:
+    scenes = SceneCache()
+    return lambda: MetasimSession(kind, action_space, options, scenes)
