@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from metasim.errors import MetasimInputError
 from metasim.policies.base import PolicyContext, PolicyFailure
 from metasim.policies.conventions import ActionConvention
-from metasim.policies.observation import ObservationSpec
+from metasim.policies.observation import ObservationSpec, scene_payload
 
 
 class AdapterOptions(BaseModel):
@@ -67,6 +67,7 @@ class AdapterPolicy:
         self.dim = opts.actions.dim(self.n_arm)
         self.instruction = ctx.compiled.scene.task.instruction
         self.fresh = np.ones(ctx.num_envs, dtype=bool)  # episode starts with the next call
+        self.scene_text = scene_payload(ctx.compiled) if opts.observation.raw else ""
         self._pool: ThreadPoolExecutor | None = None
         try:
             opts.observation.views(ctx.compiled)
@@ -119,8 +120,9 @@ class AdapterPolicy:
         else:
             reqs = spec.requests(obs, ids, self.instruction, self.ctx.compiled)
             for i, req in zip(ids, reqs, strict=True):
-                if spec.raw and self.fresh[int(i)]:
+                if spec.raw and self.fresh[int(i)]:  # metasim's own policies: the scene
                     req["metasim/reset"] = True
+                    req["metasim/scene"] = self.scene_text
             self.fresh[ids] = False
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(min(self.opts.max_workers, self.ctx.num_envs))

@@ -45,9 +45,11 @@ class ImageSpec(BaseModel):
             if cw * th == ch * tw:  # same aspect: render straight at the size
                 return tw, th
             return native
-        scale = min(tw / cw, th / ch) if self.resize == "resize_with_pad" else max(tw / cw, th / ch)
-        fit = math.floor if self.resize == "resize_with_pad" else math.ceil
-        return max(1, fit(cw * scale - 1e-9)), max(1, fit(ch * scale - 1e-9))
+        if self.resize == "resize_with_pad":  # the same rounding as fit_image
+            scale = min(tw / cw, th / ch)
+            return max(1, round(cw * scale)), max(1, round(ch * scale))
+        scale = max(tw / cw, th / ch)
+        return max(tw, math.ceil(cw * scale - 1e-6)), max(th, math.ceil(ch * scale - 1e-6))
 
     def finish(self, frames: np.ndarray) -> np.ndarray:
         """(B, H, W, 3) uint8 frames rendered at `render_size` to the policy's images."""
@@ -86,7 +88,7 @@ def fit_image(img: np.ndarray, size: tuple[int, int], mode: ResizeMode) -> np.nd
         out[y0 : y0 + nh, x0 : x0 + nw] = inner
         return out
     scale = max(tw / w, th / h)
-    nw, nh = max(tw, math.ceil(w * scale - 1e-9)), max(th, math.ceil(h * scale - 1e-9))
+    nw, nh = max(tw, math.ceil(w * scale - 1e-6)), max(th, math.ceil(h * scale - 1e-6))
     big = _resample(img, nw, nh)
     y0, x0 = (nh - th) // 2, (nw - tw) // 2
     return big[y0 : y0 + th, x0 : x0 + tw]

@@ -20,7 +20,6 @@ from pydantic import Field
 from metasim.errors import MetasimInputError
 from metasim.policies.adapter import AdapterOptions, AdapterPolicy, parse_options
 from metasim.policies.base import PolicyContext, register_policy
-from metasim.policies.observation import scene_payload
 
 _COMMON = ("kind", "action_space", "execute", "ensemble")
 
@@ -44,7 +43,6 @@ class OpenpiPolicy(AdapterPolicy):
         self.clients: dict[int, Any] = {}
         self.lock = threading.Lock()
         self.metadata: dict[str, Any] | None = None
-        self.scene_text = scene_payload(ctx.compiled) if opts.observation.raw else ""
 
     def _client(self, env: int) -> tuple[Any, bool]:
         """The env's connection, and whether it is new (a fresh server-side session)."""
@@ -71,7 +69,7 @@ class OpenpiPolicy(AdapterPolicy):
 
         client, new = self._client(env)
         if new and self.opts.observation.raw:  # a new session learns the scene first
-            request = {**request, "metasim/scene": self.scene_text}
+            request = {**request, "metasim/scene": self.scene_text, "metasim/reset": True}
         return check_actions(client.infer(request), self.dim)
 
     def _drop(self, env: int) -> None:

@@ -41,16 +41,20 @@ class MetasimSession:
     """The server side of one connection: a metasim policy driving one env."""
 
     def __init__(
-        self, kind: str, action_space: str, options: dict[str, Any], scenes: SceneCache
+        self,
+        kind: str = "scripted",
+        action_space: str = "ee_delta",
+        options: dict[str, Any] | None = None,
+        scenes: SceneCache | None = None,
     ) -> None:
-        self.kind, self.action_space, self.options, self.scenes = (
-            kind,
-            action_space,
-            options,
-            scenes,
-        )
+        self.kind, self.action_space = kind, action_space
+        self.options = options or {}
+        self.scenes = scenes or SceneCache()
         self.policy: Policy | None = None
         self.scene_text: str | None = None
+
+    def reset(self) -> None:
+        """Nothing to do: the next request carries `metasim/reset`."""
 
     def infer(self, obs: dict[str, Any]) -> dict[str, Any]:
         text = obs.get("metasim/scene")
