@@ -127,6 +127,14 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         # Actions waiting out the latency: (latency, B, action_dim), oldest first.
         self._pending = np.zeros((self.noise.action_latency, num_envs, self.controller.dim))
 
+    def add_views(self, views: Sequence[CameraView]) -> None:
+        """Render these camera views too from the next observation on."""
+        new = [v for v in views if v not in self.views]
+        if new:
+            self.views = (*self.views, *new)
+            self.cameras = tuple(v.camera for v in self.views)
+            self._build_spaces()
+
     # ------------------------------------------------------------ spaces
 
     def _build_spaces(self) -> None:

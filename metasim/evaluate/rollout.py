@@ -118,6 +118,7 @@ def run_task(
     policy: Policy | None = None
     try:
         policy = make_policy(policy_kind, policy_context(env, convert.conv.env_space, options))
+        env.add_views(getattr(policy, "views", ()))  # views a policy derives (LeRobot's)
         loop = _Loop(env, policy, compiled, todo, seed, execute, on_step, convert, ensemble)
         for rec in loop.run():
             yield replace(rec, cell=cell, factors=factors_json)

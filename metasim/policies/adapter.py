@@ -70,7 +70,7 @@ class AdapterPolicy:
         self.scene_text = scene_payload(ctx.compiled) if opts.observation.raw else ""
         self._pool: ThreadPoolExecutor | None = None
         try:
-            opts.observation.views(ctx.compiled)
+            self.views = opts.observation.views(ctx.compiled)  # what the env must render
         except ValueError as exc:
             raise MetasimInputError("policy config", [f"policy.{exc}"]) from None
 

@@ -70,15 +70,23 @@ def register_policy(name: str) -> Callable[[PolicyFactory], PolicyFactory]:
 
 
 def _register_builtin() -> None:
-    import metasim.policies.remote
-    import metasim.policies.scripted  # noqa: F401
+    """Import the modules whose factories register the built-in policy kinds."""
+    import importlib
+
+    for mod in ("scripted", "remote", "lerobot_policy"):
+        importlib.import_module(f"metasim.policies.{mod}")
 
 
 def make_policy(name: str, ctx: PolicyContext) -> Policy:
     _register_builtin()
 
     if name not in _REGISTRY:
-        raise KeyError(f"unknown policy kind {name!r}; expected one of {sorted(_REGISTRY)}")
+        from metasim.errors import MetasimInputError
+
+        raise MetasimInputError(
+            "policy config",
+            [f"kind: unknown policy kind {name!r}; expected one of {sorted(_REGISTRY)}"],
+        )
     return _REGISTRY[name](ctx)
 
 

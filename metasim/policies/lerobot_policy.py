@@ -1,0 +1,142 @@
+"""`policy=lerobot`: a LeRobot checkpoint folder evaluated through the harness.
+
+    metasim eval policy=lerobot policy.path=/ckpts/act_lift
+
+The checkpoint's inputs are mapped from the scene: `observation.images.<cam>` is the
+scene camera `<cam>` (or what `observation.images` maps it to) rendered at the
+checkpoint's image size; `observation.state` is built from the declared state parts.
+Every input the checkpoint takes must be mapped, and every width must match (state
+width, action width against the declared action convention): checked at start-up, and
+a mismatch is a one-paragraph error naming both sides.
+
+`mode: chunk` (default) predicts a chunk per env and lets the harness execute
+`n_action_steps` of it (or ensemble), so envs that reset at different times stay
+independent; `mode: select_action` calls LeRobot's own `select_action` queue (one batch
+for all envs; use it with num_envs equal to the episodes in flight).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from metasim.errors import MetasimInputError
+from metasim.policies.adapter import AdapterOptions, AdapterPolicy, parse_options
+from metasim.policies.base import PolicyContext, register_policy
+from metasim.policies.images import ImageSpec
+from metasim.policies.observation import ObservationSpec
+
+IMAGE_PREFIX = "observation.images."
+
+
+class LeRobotOptions(AdapterOptions):
+    path: str
+    device: str = "cpu"
+    mode: Literal["chunk", "select_action"] = "chunk"
+    resize: Literal["resize_with_pad", "resize", "center_crop"] = "resize"
+    n_action_steps: int | None = Field(default=None, ge=1)  # default: the checkpoint's
+
+
+class LeRobotPolicy(AdapterPolicy):
+    batched = True
+
+    def __init__(self, ctx: PolicyContext, opts: LeRobotOptions) -> None:
+        from metasim.policies.lerobot_runner import LeRobotRunner
+
+        self.runner = LeRobotRunner(opts.path, device=opts.device)
+        opts = opts.model_copy(update={"observation": self._map(ctx, opts)})
+        super().__init__(ctx, opts)
+        self.o = opts
+        self.steps = opts.n_action_steps or self.runner.n_action_steps
+        n_arm = len(ctx.compiled.index.arm_qpos)
+        if self.runner.action_dim != opts.actions.dim(n_arm):
+            raise MetasimInputError(
+                opts.path,
+                [
+                    f"the checkpoint outputs {self.runner.action_dim}-D actions, the declared "
+                    f"policy.actions convention is {opts.actions.describe(n_arm)}"
+                ],
+                "Set policy.actions.space/rotation to what the checkpoint was trained on",
+            )
+
+    def _map(self, ctx: PolicyContext, opts: LeRobotOptions) -> ObservationSpec:
+        spec = opts.observation
+        images = dict(spec.images)
+        cams = [ctx.compiled.model.camera(i).name for i in range(ctx.compiled.model.ncam)]
+        for key, (_, h, w) in self.runner.image_shapes.items():
+            cam = key.removeprefix(IMAGE_PREFIX)
+            if key not in images:
+                if cam not in cams:
+                    raise MetasimInputError(
+                        opts.path,
+                        [
+                            f"the checkpoint takes {key!r} but the scene "
+                            f"{ctx.compiled.scene.name!r} has no camera {cam!r} (it has "
+                            f"{', '.join(cams)})"
+                        ],
+                        f"Map it: policy.observation.images.{key}.camera=<one of them>",
+                    )
+                images[key] = ImageSpec(camera=cam, resize=opts.resize)
+            images[key] = images[key].model_copy(update={"size": (w, h)})
+        extra = sorted(set(images) - set(self.runner.image_shapes))
+        if extra:
+            raise MetasimInputError(
+                opts.path,
+                [f"policy.observation.images.{extra[0]}: the checkpoint takes no such image"],
+            )
+        state = {k: v for k, v in spec.state.items() if k in self.runner.input_shapes}
+        out = spec.model_copy(update={"images": images, "state": state, "prompt": None})
+        n_arm = len(ctx.compiled.index.arm_qpos)
+        for key, shape in self.runner.input_shapes.items():
+            if key in images:
+                continue
+            if key not in state:
+                raise MetasimInputError(
+                    opts.path,
+                    [
+                        f"the checkpoint takes {key!r} {shape}; policy.observation.state maps no such key"
+                    ],
+                )
+            got = out.state_dim(key, n_arm)
+            if got != shape[0]:
+                raise MetasimInputError(
+                    opts.path,
+                    [
+                        f"the checkpoint takes {key!r} of width {shape[0]}, "
+                        f"policy.observation.state.{key} = {state[key]} is {got} wide"
+                    ],
+                )
+        return out
+
+    def reset_env(self, env: int) -> None:
+        if self.o.mode == "select_action":
+            self.runner.reset()
+
+    def infer_batch(self, env_ids: np.ndarray, batch: dict[str, Any]) -> np.ndarray:
+        inputs = {k: v for k, v in batch.items() if k in self.runner.input_shapes}
+        if self.o.mode == "select_action":
+            full = {
+                k: np.zeros((self.ctx.num_envs, *np.shape(v)[1:]), np.asarray(v).dtype)
+                for k, v in inputs.items()
+            }
+            for k, v in inputs.items():
+                full[k][env_ids] = v
+            return self.runner.select_action(full)[env_ids][:, None, :]
+        return self.runner.predict_chunk(inputs)[:, : self.steps]
+
+    def act(self, obs: dict[str, Any], env_ids: np.ndarray | None = None) -> np.ndarray:
+        if self.o.mode == "select_action":  # LeRobot's queue steps every env together
+            env_ids = np.arange(self.ctx.num_envs)
+        return super().act(obs, env_ids)
+
+
+@register_policy("lerobot")
+def _lerobot(ctx: PolicyContext) -> LeRobotPolicy:
+    opts = {
+        k: v
+        for k, v in ctx.options.items()
+        if k not in ("kind", "action_space", "execute", "ensemble")
+    }
+    return LeRobotPolicy(ctx, parse_options(LeRobotOptions, opts, "lerobot"))
