@@ -96,7 +96,8 @@ class LeRobotPolicy(AdapterPolicy):
                 raise MetasimInputError(
                     opts.path,
                     [
-                        f"the checkpoint takes {key!r} {shape}; policy.observation.state maps no such key"
+                        f"the checkpoint takes {key!r} {shape}; "
+                        "policy.observation.state maps no such key"
                     ],
                 )
             got = out.state_dim(key, n_arm)
