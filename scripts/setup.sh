@@ -30,6 +30,12 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[${METASIM_EXTRAS:-dev,torch,menagerie,mjx,ray,stats,lerobot,recon}]"
+# LeRobot (policy=lerobot) cannot be a plain extra: every release pins torch<2.11, which
+# would replace the CPU torch 2.13.0 with a multi-GB CUDA build. The script installs it
+# with --no-deps plus exactly what its policy code imports (see the script's comments).
+if [ -z "${METASIM_EXTRAS:-}" ] || [[ ",${METASIM_EXTRAS}," == *",lerobot,"* ]]; then
+  bash scripts/install_lerobot.sh
+fi
 # draccus (a LeRobot dependency) ships its own test suite as a top-level `tests` package,
 # which shadows this repository's tests/ on import: remove that stray folder.
 SITE=$(.venv/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")

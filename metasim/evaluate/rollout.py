@@ -87,8 +87,12 @@ def run_task(
     cell: str = "nominal",
     factors: dict[str, object] | None = None,
     ensemble: float | None = None,
+    on_env: Callable[[MetasimVectorEnv], None] | None = None,
 ) -> Iterator[EpisodeRecord]:
     """Yield one record per episode as it finishes (not in episode order).
+
+    `on_step()` is called after every env step, `on_env(env)` once the env exists
+    (what `metasim report` uses to film a replay).
 
     `episodes` is a count (episodes 0..n-1) or the list of episode indices to run (what
     a resumed run still misses). A policy that raises or returns unusable actions fails
@@ -119,6 +123,8 @@ def run_task(
     try:
         policy = make_policy(policy_kind, policy_context(env, convert.conv.env_space, options))
         env.add_views(getattr(policy, "views", ()))  # views a policy derives (LeRobot's)
+        if on_env is not None:
+            on_env(env)
         loop = _Loop(env, policy, compiled, todo, seed, execute, on_step, convert, ensemble)
         for rec in loop.run():
             yield replace(rec, cell=cell, factors=factors_json)

@@ -91,8 +91,24 @@ def default_run_dir(cfg: EvalConfig) -> Path:
 
 def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, Any]:
     """What reproduces the run: config, versions, git commit, per-episode seeds."""
+    from metasim.policies.conventions import GRIPPER_MEANING, ActionConvention
+
+    extra = cfg.policy.model_extra or {}
+    conv = ActionConvention.model_validate(extra.get("actions") or {})
+    conventions = {
+        "actions": conv.model_dump(),
+        "env_action_space": conv.env_space,
+        "gripper": f"{conv.gripper}: {GRIPPER_MEANING[conv.gripper]}",
+        "observation": extra.get("observation") or "the env's observation groups",
+        "chunks": (
+            f"temporal ensembling, weight exp({cfg.policy.ensemble} * age)"
+            if cfg.policy.ensemble is not None
+            else f"execute {cfg.policy.execute or 'all'} actions of each chunk"
+        ),
+    }
     return {
         "config": cfg.model_dump(),
+        "policy_conventions": conventions,
         "versions": versions(),
         "tasks": tasks,
         "cells": cells,

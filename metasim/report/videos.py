@@ -56,13 +56,23 @@ def make_clips(run: Run, n: int) -> list[Clip]:
     return clips
 
 
-def _setup(run: Run, ep: Episode) -> tuple[Any, Any, Any]:
-    """(env, policy, config) for replaying `ep` with the run's config and cell."""
-    from metasim.envs.vec_env import MetasimVectorEnv
+def world_camera(compiled: Any) -> str:
+    """The scene's first world camera (else the model's first camera)."""
+    for cam in compiled.scene.cameras:
+        if cam.mount == "world":
+            return str(cam.name)
+    return str(compiled.model.camera(0).name)
+
+
+def replay(run: Run, ep: Episode) -> tuple[list[np.ndarray], bool, float]:
+    """Frames (H, W, 3) uint8 of episode `ep`, its replayed success, and the video fps.
+
+    The episode runs again through the evaluation loop itself (same seed, cell, policy
+    config, chunking and action conventions), filmed from the scene's world camera.
+    """
     from metasim.evaluate.config import EvalConfig
-    from metasim.evaluate.rollout import policy_context
+    from metasim.evaluate.rollout import run_task
     from metasim.perturb import Cell, apply_cell, expand, load_grid
-    from metasim.policies.base import make_policy
     from metasim.scene import compile_scene, load_scene
 
     cfg = EvalConfig.model_validate({**run.config, "out": None})
@@ -73,68 +83,48 @@ def _setup(run: Run, ep: Episode) -> tuple[Any, Any, Any]:
     cell = cells.get(ep.cell) or Cell(id=ep.cell, index=0, values=ep.factors, seed=0)
     scene, noise = apply_cell(load_scene(path), grid, cell)
     compiled = compile_scene(scene, source=path)
-    env = MetasimVectorEnv(
-        compiled,
-        num_envs=1,
-        backend=cfg.backend,
-        action_space=cfg.policy.action_space,  # type: ignore[arg-type]
-        autoreset=False,
-        noise=noise,
-        nthread=cfg.threads,
-    )
-    skip = ("kind", "action_space", "execute")
+    cam = world_camera(compiled)
+    frames: list[np.ndarray] = []
+    envs: list[Any] = []
+    steps = [0]
+    last: list[np.ndarray] = []
+
+    def on_step() -> None:
+        steps[0] += 1
+        frame = np.asarray(envs[0].handler.render(cam, [0], WIDTH, HEIGHT)[0], np.uint8)
+        if steps[0] % EVERY == 1 or EVERY == 1:
+            frames.append(frame)
+            last.clear()
+        else:
+            last[:] = [frame]  # kept so the video ends on the episode's last step
+
+    def on_env(env: Any) -> None:
+        envs.append(env)
+
+    skip = ("kind", "action_space", "execute", "ensemble")
     options = {k: v for k, v in cfg.policy.model_dump().items() if k not in skip}
-    policy = make_policy(cfg.policy.kind, policy_context(env, cfg.policy.action_space, options))
-    return env, policy, cfg
-
-
-def world_camera(compiled: Any) -> str:
-    """The scene's first world camera (else the model's first camera)."""
-    for cam in compiled.scene.cameras:
-        if cam.mount == "world":
-            return str(cam.name)
-    return str(compiled.model.camera(0).name)
-
-
-def replay(run: Run, ep: Episode) -> tuple[list[np.ndarray], bool, float]:
-    """Frames (H, W, 3) uint8 of episode `ep`, its replayed success, and the video fps."""
-    from metasim.envs.vec_env import episode_seed
-
-    env, policy, cfg = _setup(run, ep)
-    try:
-        cam = world_camera(env.compiled)
-        frames: list[np.ndarray] = []
-
-        def grab() -> None:
-            frames.append(np.asarray(env.handler.render(cam, [0], WIDTH, HEIGHT)[0], np.uint8))
-
-        seeds = [episode_seed(cfg.seed, ep.episode)]
-        obs, _ = env.reset(options={"env_ids": np.arange(1), "seeds": seeds})
-        policy.reset(env.compiled.scene.task.instruction)
-        grab()
-        success = _rollout(env, policy, obs, cfg.policy.execute, grab)
-        return frames, success, 1.0 / (EVERY * env.compiled.control_dt)
-    finally:
-        env.close()
-
-
-def _rollout(env: Any, policy: Any, obs: Any, execute: int | None, grab: Any) -> bool:
-    """Step one env until its episode ends, executing `execute` actions of each chunk
-    (the evaluation loop's chunking); `grab()` every EVERY steps and at the end."""
-    chunk: np.ndarray = np.zeros((1, 0, 0))
-    pos = length = 0
-    for step in range(1, env.max_episode_steps + 2):
-        if pos >= length:
-            chunk = np.asarray(policy.act(obs), dtype=np.float64)  # (1, H, D)
-            pos, length = 0, chunk.shape[1] if execute is None else min(execute, chunk.shape[1])
-        obs, _, _, _, extras = env.step(chunk[:, pos])
-        pos += 1
-        if "episode" in extras:
-            grab()
-            return bool(extras["episode"]["success"][0])
-        if step % EVERY == 0:
-            grab()
-    return False
+    records = list(
+        run_task(
+            compiled,
+            cfg.policy.kind,
+            [ep.episode],
+            cfg.seed,
+            1,
+            backend=cfg.backend,
+            execute=cfg.policy.execute,
+            policy_options=options,
+            threads=cfg.threads,
+            on_step=on_step,
+            noise=noise,
+            ensemble=cfg.policy.ensemble,
+            on_env=on_env,
+        )
+    )
+    return (
+        frames + last,
+        bool(records and records[0].success),
+        1.0 / (EVERY * compiled.control_dt),
+    )
 
 
 def encode_mp4(frames: list[np.ndarray], fps: float) -> str:
