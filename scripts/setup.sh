@@ -10,7 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libglx-mesa0 libgles2 libosmesa6 chromium)
+# libusb-1.0-0 and libx11-6: open3d (metasim recon) needs them to import
+APT_PACKAGES=(libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libglx-mesa0 libgles2 libosmesa6 chromium libusb-1.0-0 libx11-6)
 if command -v apt-get >/dev/null 2>&1; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO="sudo"

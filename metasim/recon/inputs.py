@@ -1,0 +1,236 @@
+"""Read what `metasim recon` is given: an RGB-D capture folder, a video, or images.
+
+An RGB-D capture folder holds `rgb/` (PNG/JPEG), `depth/` (16-bit PNG in millimetres or
+`.npy` in metres, one per RGB frame, same size, matched by sorted order),
+`intrinsics.json` (fx, fy, cx, cy, width, height) and optionally `poses.json`
+(camera-to-world 4x4 per frame, OpenCV convention unless `"convention": "opengl"`).
+Every problem is a `MetasimInputError` naming the file and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from PIL import Image, UnidentifiedImageError
+
+from metasim.errors import MetasimInputError
+from metasim.recon.camera import CV_TO_GL, Intrinsics
+
+IMAGE_EXT = (".png", ".jpg", ".jpeg")
+VIDEO_EXT = (".mp4", ".mov", ".m4v", ".avi", ".mkv")
+DEPTH_EXT = (".png", ".npy")
+FORMAT_HINT = (
+    "An RGB-D capture folder holds rgb/, depth/ (16-bit PNG in mm or .npy in m), "
+    "intrinsics.json and optionally poses.json; see docs/recon.md"
+)
+
+
+@dataclass(frozen=True)
+class Source:
+    """What the input is: `rgbd` (capture folder), `video` (a file) or `images` (a folder)."""
+
+    kind: Literal["rgbd", "video", "images"]
+    path: Path
+    frames: tuple[Path, ...] = ()  # image files (rgbd: rgb/, images: the folder)
+    depths: tuple[Path, ...] = ()
+
+
+def detect(path: Path) -> Source:
+    """Classify the input and list its frame files; raise on what cannot be used."""
+    if not path.exists():
+        raise MetasimInputError(str(path), ["no such file or folder"])
+    if path.is_file():
+        if path.suffix.lower() not in VIDEO_EXT:
+            raise MetasimInputError(
+                str(path),
+                [
+                    f"expected a video ({', '.join(VIDEO_EXT)}) or a folder, "
+                    f"got a {path.suffix} file"
+                ],
+            )
+        return Source("video", path)
+    if (path / "rgb").is_dir() or (path / "depth").is_dir():
+        return _rgbd_source(path)
+    frames = _images_in(path)
+    if not frames:
+        raise MetasimInputError(
+            str(path),
+            ["the folder is empty: expected rgb/ and depth/ (an RGB-D capture) or images"],
+            FORMAT_HINT,
+        )
+    return Source("images", path, frames)
+
+
+def _images_in(folder: Path) -> tuple[Path, ...]:
+    return tuple(sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_EXT))
+
+
+def _rgbd_source(path: Path) -> Source:
+    rgb_dir, depth_dir = path / "rgb", path / "depth"
+    frames = _images_in(rgb_dir) if rgb_dir.is_dir() else ()
+    if not frames:
+        raise MetasimInputError(
+            str(rgb_dir), ["no RGB frames: expected PNG or JPEG images in rgb/"], FORMAT_HINT
+        )
+    depths = (
+        tuple(sorted(p for p in depth_dir.iterdir() if p.suffix.lower() in DEPTH_EXT))
+        if depth_dir.is_dir()
+        else ()
+    )
+    if len(depths) != len(frames):
+        raise MetasimInputError(
+            str(depth_dir),
+            [
+                f"expected one depth map (.png in mm or .npy in m) per RGB frame: "
+                f"{len(frames)} RGB frames, {len(depths)} depth maps"
+            ],
+            FORMAT_HINT,
+        )
+    if not (path / "intrinsics.json").is_file():
+        raise MetasimInputError(
+            str(path / "intrinsics.json"),
+            [
+                "missing: an RGB-D capture needs the camera intrinsics "
+                '{"fx": .., "fy": .., "cx": .., "cy": .., "width": .., "height": ..}'
+            ],
+            FORMAT_HINT,
+        )
+    return Source("rgbd", path, frames, depths)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MetasimInputError(str(path), [f"cannot be read ({exc})"]) from None
+    except json.JSONDecodeError as exc:
+        raise MetasimInputError(
+            str(path), [f"line {exc.lineno}: not valid JSON ({exc.msg})"]
+        ) from None
+
+
+def load_intrinsics(path: Path) -> Intrinsics:
+    """Parse intrinsics.json: fx, fy, cx, cy (pixels), width, height."""
+    data = _read_json(path)
+    keys = ("fx", "fy", "cx", "cy", "width", "height")
+    if not isinstance(data, dict):
+        raise MetasimInputError(str(path), [f"expected a JSON object with {', '.join(keys)}"])
+    missing = [k for k in keys if not isinstance(data.get(k), int | float)]
+    if missing:
+        raise MetasimInputError(
+            str(path),
+            [
+                f"expected numbers for {', '.join(keys)}; missing or not numbers: "
+                f"{', '.join(missing)}"
+            ],
+        )
+    intr = Intrinsics(
+        float(data["fx"]),
+        float(data["fy"]),
+        float(data["cx"]),
+        float(data["cy"]),
+        int(data["width"]),
+        int(data["height"]),
+    )
+    if min(intr.fx, intr.fy, intr.width, intr.height) <= 0:
+        raise MetasimInputError(str(path), ["fx, fy, width and height must be > 0"])
+    return intr
+
+
+def load_poses(path: Path, frames: tuple[Path, ...]) -> np.ndarray:
+    """(N, 4, 4) camera-to-world (OpenCV) per frame from poses.json.
+
+    Accepted: a list of 4x4 matrices in frame order, or `{"convention": "opencv" |
+    "opengl", "frames": [{"file": name, "camera_to_world": 4x4}, ...]}`."""
+    data = _read_json(path)
+    convention = "opencv"
+    if isinstance(data, dict):
+        convention = str(data.get("convention", "opencv"))
+        entries = data.get("frames")
+        if not isinstance(entries, list):
+            raise MetasimInputError(str(path), ["expected a 'frames' list"])
+        by_name = {
+            str(e.get("file")): e.get("camera_to_world") for e in entries if isinstance(e, dict)
+        }
+        mats = [by_name.get(f.name) for f in frames]
+    elif isinstance(data, list):
+        mats = list(data)
+    else:
+        raise MetasimInputError(str(path), ["expected a list of 4x4 matrices or {'frames': [...]}"])
+    if convention not in ("opencv", "opengl"):
+        raise MetasimInputError(
+            str(path), [f"convention: expected opencv or opengl, got {convention!r}"]
+        )
+    if len(mats) != len(frames) or any(m is None for m in mats):
+        raise MetasimInputError(
+            str(path), [f"expected one camera-to-world 4x4 per RGB frame ({len(frames)} frames)"]
+        )
+    try:
+        poses = np.asarray(mats, dtype=np.float64).reshape(len(frames), 4, 4)
+    except (ValueError, TypeError):
+        raise MetasimInputError(str(path), ["every pose must be a 4x4 matrix of numbers"]) from None
+    if convention == "opengl":
+        poses[:, :3, :3] = poses[:, :3, :3] @ CV_TO_GL
+    return poses
+
+
+def read_rgb(path: Path) -> np.ndarray:
+    """(H, W, 3) uint8."""
+    try:
+        with Image.open(path) as img:
+            return np.asarray(img.convert("RGB"))
+    except (OSError, UnidentifiedImageError) as exc:
+        raise MetasimInputError(str(path), [f"not a readable image ({exc})"]) from None
+
+
+def read_depth(path: Path) -> np.ndarray:
+    """(H, W) float32 metres: a 16-bit PNG in millimetres or a .npy in metres; 0 = none."""
+    if path.suffix.lower() == ".npy":
+        try:
+            depth = np.load(path)
+        except (OSError, ValueError) as exc:
+            raise MetasimInputError(str(path), [f"not a readable .npy array ({exc})"]) from None
+    else:
+        try:
+            with Image.open(path) as img:
+                raw = np.asarray(img)
+        except (OSError, UnidentifiedImageError) as exc:
+            raise MetasimInputError(str(path), [f"not a readable image ({exc})"]) from None
+        if raw.dtype != np.uint16 and not np.issubdtype(raw.dtype, np.int32):
+            raise MetasimInputError(
+                str(path),
+                [f"expected a 16-bit PNG of depth in millimetres, got {raw.dtype} pixels"],
+            )
+        depth = raw.astype(np.float32) / 1000.0
+    if depth.ndim != 2:
+        raise MetasimInputError(str(path), [f"expected a 2-D depth map, got shape {depth.shape}"])
+    return np.nan_to_num(depth.astype(np.float32), nan=0.0, posinf=0.0, neginf=0.0)
+
+
+def check_depth_size(depth_path: Path, depth: np.ndarray, rgb_path: Path, rgb: np.ndarray) -> None:
+    if depth.shape != rgb.shape[:2]:
+        h, w = rgb.shape[:2]
+        raise MetasimInputError(
+            str(depth_path),
+            [
+                f"depth map is {depth.shape[1]}x{depth.shape[0]} but its RGB frame {rgb_path.name} "
+                f"is {w}x{h}: expected the same size"
+            ],
+            "Resize the RGB frames (and the intrinsics) to the depth resolution",
+        )
+
+
+def check_intrinsics_size(path: Path, intr: Intrinsics, rgb_path: Path, rgb: np.ndarray) -> None:
+    h, w = rgb.shape[:2]
+    if (intr.width, intr.height) != (w, h):
+        raise MetasimInputError(
+            str(path),
+            [
+                f"width/height {intr.width}x{intr.height} do not match the RGB frames "
+                f"({rgb_path.name} is {w}x{h})"
+            ],
+        )
