@@ -336,15 +336,19 @@ def _index(model: mujoco.MjModel, scene: Scene, robot: RobotDescriptor) -> Scene
 
 
 def _half_extent(model: mujoco.MjModel, body: int) -> np.ndarray:
-    """Half-extents of the union of a body's geom boxes, in the body frame (rotations of
-    the geoms inside the body are ignored: objects are one centred geom in practice)."""
+    """Half-extents of the union of a body's geom boxes, in the body frame. Each geom's
+    box is rotated by the geom's frame (MuJoCo turns mesh geoms to their principal axes),
+    so a mesh box reads with its axes in the body's order."""
     lo: np.ndarray = np.full(3, np.inf)
     hi: np.ndarray = np.full(3, -np.inf)
     for g in range(model.ngeom):
         if model.geom_bodyid[g] != body:
             continue
-        center = model.geom_pos[g] + model.geom_aabb[g, :3]
-        half = model.geom_aabb[g, 3:]
+        rot = np.zeros(9)
+        mujoco.mju_quat2Mat(rot, model.geom_quat[g])
+        rot = rot.reshape(3, 3)
+        center = model.geom_pos[g] + rot @ model.geom_aabb[g, :3]
+        half = np.abs(rot) @ model.geom_aabb[g, 3:]
         lo, hi = np.minimum(lo, center - half), np.maximum(hi, center + half)
     if not np.all(np.isfinite(lo)):
         return np.zeros(3)

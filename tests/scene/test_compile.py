@@ -142,3 +142,21 @@ def test_load_scene_returns_typed_models(tmp_path):
     scene = load_scene(_write(tmp_path))
     assert scene.objects[0].shape == "mesh"
     assert scene.fixtures[3].type == "drawer"
+
+
+def test_mesh_half_extents_are_in_the_body_frame(tmp_path):
+    """MuJoCo turns a mesh geom to its principal axes; the object's half-extents (what
+    predicates and the expert read) must still follow the body's axes."""
+    flat = "\n".join(
+        f"v {x * 0.05} {y * 0.04} {z * 0.01}" for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)
+    )
+    faces = "f 1 2 4 3\nf 5 7 8 6\nf 1 5 6 2\nf 3 4 8 7\nf 1 3 7 5\nf 2 6 8 4\n"
+    (tmp_path / "slab.obj").write_text(flat + "\n" + faces)
+    (tmp_path / "s.yaml").write_text(
+        "name: slab\nrobot: {name: panda}\nfixtures: [{type: table, name: table}]\n"
+        "objects: [{name: slab, shape: mesh, mesh: slab.obj, pos: [0.5, 0, 0.01]}]\n"
+        "task: {instruction: lift, success: {lifted: {object: slab, height: 0.1}}}\n"
+    )
+    compiled = compile_file(str(tmp_path / "s.yaml"))
+    half = compiled.index.object_half[compiled.index.object_names.index("slab")]
+    np.testing.assert_allclose(half, [0.05, 0.04, 0.01], atol=1e-6)
