@@ -73,8 +73,14 @@ def serve_faulty(fault: str, at: int = 5) -> PolicyServer:
 def run(scene, port: int, episodes: int = 4, **extra: Any):
     t0 = time.perf_counter()
     records = list(
-        run_task(scene, "openpi", episodes=episodes, seed=0, num_envs=2,
-                 policy_options=opts(port, **extra))
+        run_task(
+            scene,
+            "openpi",
+            episodes=episodes,
+            seed=0,
+            num_envs=2,
+            policy_options=opts(port, **extra),
+        )
     )
     return records, time.perf_counter() - t0
 

@@ -167,9 +167,7 @@ def test_the_harness_converts_declared_conventions_end_to_end(lift_scene, conv):
     opts = {"actions": conv.model_dump()}
     got = sorted(
         (r.episode, r.success, r.steps)
-        for r in run_task(
-            lift_scene, name, episodes=4, seed=1, num_envs=2, policy_options=opts
-        )
+        for r in run_task(lift_scene, name, episodes=4, seed=1, num_envs=2, policy_options=opts)
     )
     assert got == base and all(s for _, s, _ in got)
 

@@ -104,9 +104,7 @@ def test_server_refuses_a_client_that_sends_no_scene(lift_scene):
         opts["observation"] = {"raw": False}
         t0 = time.perf_counter()
         records = list(
-            run_task(
-                lift_scene, "openpi", episodes=2, seed=0, num_envs=2, policy_options=opts
-            )
+            run_task(lift_scene, "openpi", episodes=2, seed=0, num_envs=2, policy_options=opts)
         )
     assert time.perf_counter() - t0 < 60
     assert all(r.error and "metasim/scene" in r.error for r in records)
