@@ -8,8 +8,9 @@ reference is a bare loop on the same compiled model: one `mujoco.Renderer(model,
 doing `update_scene(data, camera)` + `render()` on a fresh `MjData` holding env 0's state
 after `mj_forward`, the same number of frames. With the default single env both render the
 very same state; with `--num-envs N` metasim's frames cycle over N states. Both run
-`repeats` times interleaved (the order alternates), each rate is the median;
-ratio = metasim fps / bare fps.
+`repeats` times, interleaved call by call (one metasim `render`, then as many bare frames;
+who goes first alternates) so both see the same load on a shared machine; each rate is the
+median over repeats; ratio = metasim fps / bare fps.
 
 metasim has no depth observation, so depth frames/s (`enable_depth_rendering`) are
 reported for the bare loop only, as a separate column.
@@ -121,7 +122,7 @@ def _gl_renderer() -> str | None:
         return None
 
 
-def _timed(fn: Callable[[], int]) -> float:
+def _timed(fn: Callable[[], None]) -> float:
     t0 = time.perf_counter()
     fn()
     return time.perf_counter() - t0
@@ -188,39 +189,44 @@ def _measure(
     n_frames = calls * handler.num_envs
     cam_id = handler.model.camera(cam).id
 
-    def metasim_loop() -> int:
-        n = 0
-        for _ in range(calls):
-            n += len(handler.render(cam, width=w, height=h))
-        return n
+    def metasim_call() -> None:
+        handler.render(cam, width=w, height=h)
 
-    def bare_loop() -> int:
-        for _ in range(n_frames):
+    def bare_call() -> None:  # as many frames as one metasim call
+        for _ in range(handler.num_envs):
             bare.update_scene(data, camera=cam_id)
             bare.render()
-        return n_frames
 
-    def depth_loop() -> int:
+    def depth_loop() -> None:
         bare.enable_depth_rendering()
         try:
-            return bare_loop()
+            for _ in range(calls):
+                bare_call()
         finally:
             bare.disable_depth_rendering()
 
     # Warm-up: GL contexts, shadow maps, caches (and the handler's renderer for this size).
-    handler.render(cam, env_ids=[0], width=w, height=h)
-    bare.update_scene(data, camera=cam_id)
-    bare.render()
+    metasim_call()
+    bare_call()
     if info is not None and "gl_renderer" not in info:
         info["gl_renderer"] = _gl_renderer()
     depth_loop()
 
-    loops = {"metasim": metasim_loop, "bare": bare_loop, "bare_depth": depth_loop}
-    seconds: dict[str, list[float]] = {k: [] for k in loops}
+    # Interleaved call by call (who goes first alternates), so that both paths see the same
+    # machine load: on a shared machine the ratio holds even when the rates drift.
+    seconds: dict[str, list[float]] = {"metasim": [], "bare": [], "bare_depth": []}
     for rep in range(repeats):
-        order = list(loops) if rep % 2 == 0 else list(reversed(loops))
-        for key in order:
-            seconds[key].append(_timed(loops[key]))
+        t_metasim = t_bare = 0.0
+        for k in range(calls):
+            if (rep + k) % 2 == 0:
+                t_metasim += _timed(metasim_call)
+                t_bare += _timed(bare_call)
+            else:
+                t_bare += _timed(bare_call)
+                t_metasim += _timed(metasim_call)
+        seconds["metasim"].append(t_metasim)
+        seconds["bare"].append(t_bare)
+        seconds["bare_depth"].append(_timed(depth_loop))
     fps = {k: n_frames / float(np.median(v)) for k, v in seconds.items()}
     return {
         "camera": cam,
@@ -294,7 +300,8 @@ def print_table(result: dict[str, Any]) -> None:
     )
     table = Table(title=title)
     for col in ("scene", "camera", "size", "metasim fps", "bare fps", "ratio", "bare depth fps"):
-        table.add_column(col, justify="left" if col in ("scene", "camera") else "right")
+        left = col in ("scene", "camera")
+        table.add_column(col, justify="left" if left else "right", no_wrap=left)
     for r in result["results"]:
         table.add_row(
             r["scene"],

@@ -344,9 +344,9 @@ def _half_extent(model: mujoco.MjModel, body: int) -> np.ndarray:
     for g in range(model.ngeom):
         if model.geom_bodyid[g] != body:
             continue
-        rot = np.zeros(9)
-        mujoco.mju_quat2Mat(rot, model.geom_quat[g])
-        rot = rot.reshape(3, 3)
+        flat = np.zeros(9)
+        mujoco.mju_quat2Mat(flat, model.geom_quat[g])
+        rot = flat.reshape(3, 3)
         center = model.geom_pos[g] + rot @ model.geom_aabb[g, :3]
         half = np.abs(rot) @ model.geom_aabb[g, 3:]
         lo, hi = np.minimum(lo, center - half), np.maximum(hi, center + half)
