@@ -137,9 +137,10 @@ class BackendHandler(Handler):
         env_ids: Sequence[int] | None = None,
         width: int | None = None,
         height: int | None = None,
+        depth: bool = False,
     ) -> np.ndarray:
         self._render_state = self._get_state()  # one device-to-host copy per call
-        return super().render(camera, env_ids, width, height)
+        return super().render(camera, env_ids, width, height, depth)
 
     def _render_data(self, env: int) -> tuple[mujoco.MjModel, mujoco.MjData]:
         m, d = self.model, self._scratch
