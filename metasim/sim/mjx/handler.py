@@ -1,16 +1,19 @@
 """MJX backend handler: `num_envs` envs as one batched `mjx.Data`, stepped by one jitted,
 vmapped function (see `batch.py`), with the handler API of `metasim.sim.base`.
 
-The batched data and model stay on the JAX device; after every step or reset the
+The batched data and model stay on the JAX device; after a step or reset the
 observables the env reads (joint state, body and site poses, the end-effector site's
-Jacobian) come back to numpy in one transfer. Rendering copies an env's state into a
-native `MjData` and uses MuJoCo's renderer, so images match the native backend's.
+Jacobian) come back to numpy in one transfer when first read, or go to torch without a
+copy through DLPack (`kinematics_dlpack`). Rendering copies an env's state into a
+native `MjData` and uses MuJoCo's renderer, so images match the native backend's (for a
+scene with collision stand-ins, see `support`, images show the original geoms).
 """
 
 from __future__ import annotations
 
 import importlib.util
 from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -21,7 +24,7 @@ from mujoco import mjx
 from metasim.scene.compile import CompiledScene
 from metasim.sim.base import Handler, Kinematics, SimState
 from metasim.sim.mjx import batch
-from metasim.sim.mjx.support import put_model
+from metasim.sim.mjx.support import CYLINDER_SIDES, StandIn, put_model
 
 IMPLS = ("jax", "warp")
 
@@ -38,8 +41,15 @@ def resolve_impl(impl: str) -> str:
 
 
 class BackendHandler(Handler):
-    """Batched MJX envs. Options: `impl` ("jax" or "warp"); `nthread` is accepted for
-    compatibility with the native backend and ignored (XLA picks its own threads)."""
+    """Batched MJX envs. Options: `impl` ("jax" or "warp"); `cylinder_sides`: sides of the
+    convex prism that stands in for a cylinder MJX cannot collide (see
+    `metasim.sim.mjx.support`; 0: no stand-ins, such scenes are refused); `nthread` is
+    accepted for compatibility with the native backend and ignored (XLA picks its own
+    threads).
+
+    `stand_ins` lists the geoms simulated with a stand-in (empty for most scenes) and
+    `physics_model` is the MjModel MJX simulates; `model` stays the scene's own, which
+    rendering and the site Jacobians use."""
 
     def __init__(
         self,
@@ -47,13 +57,16 @@ class BackendHandler(Handler):
         num_envs: int,
         impl: str = "jax",
         nthread: int | None = None,
+        cylinder_sides: int = CYLINDER_SIDES,
     ) -> None:
         super().__init__(compiled, num_envs)
         self.cache_dir = batch.configure_jax()
         self.impl = resolve_impl(impl)
         self.nthread = 1
         self.ee_site = compiled.index.ee_site
-        mx = put_model(compiled, self.impl)
+        mx, phys = put_model(compiled, self.impl, cylinder_sides)
+        self.physics_model: mujoco.MjModel = phys.model
+        self.stand_ins: tuple[StandIn, ...] = phys.stand_ins
         self._mx, axes = batch.batch_model(mx, num_envs)
         self._blank = batch.match_step_dtypes(mx, mjx.make_data(mx, impl=self.impl))
         self._data = jax.tree_util.tree_map(
@@ -61,7 +74,8 @@ class BackendHandler(Handler):
         )
         self._step_fn = batch.make_step(axes, self.substeps, self.ee_site)
         self._reset_fn = batch.make_reset(axes, self.ee_site)
-        self._obs: tuple[np.ndarray, ...] = ()
+        self._obs_dev: batch.Obs = ()
+        self._obs_host: tuple[np.ndarray, ...] | None = None
         self._scratch = mujoco.MjData(self.model)
         self.reset(np.arange(num_envs), self.default_state(num_envs))
 
@@ -69,7 +83,14 @@ class BackendHandler(Handler):
 
     def _take(self, data: mjx.Data, obs: batch.Obs) -> None:
         self._data = data
-        self._obs = tuple(np.asarray(x) for x in jax.device_get(obs))
+        self._obs_dev = obs
+        self._obs_host = None  # fetched when first read (`kinematics_dlpack` needs no copy)
+
+    @property
+    def _obs(self) -> tuple[np.ndarray, ...]:
+        if self._obs_host is None:
+            self._obs_host = tuple(np.asarray(x) for x in jax.device_get(self._obs_dev))
+        return self._obs_host
 
     def _step(self, ctrl: np.ndarray) -> None:
         self._take(*self._step_fn(self._mx, self._data, jnp.asarray(ctrl)))
@@ -102,6 +123,26 @@ class BackendHandler(Handler):
             site_pos=site_pos,
             site_mat=site_mat.reshape(b, -1, 3, 3),
         )
+
+    def kinematics_dlpack(self) -> dict[str, Any]:
+        """The current `Kinematics` fields (plus "ee_jacobian", (B, 6, nv)) as torch tensors
+        that share the JAX arrays' memory through DLPack: no copy, on the JAX device (CPU
+        here; CUDA when JAX runs on a GPU). Treat them as read-only: they alias JAX's
+        immutable buffers. They stay valid after later steps (each step makes new arrays).
+        Needs torch."""
+        import torch
+
+        qpos, qvel, xpos, xquat, site_pos, site_mat, jac = self._obs_dev
+        b = self.num_envs
+        return {
+            "qpos": torch.from_dlpack(qpos),
+            "qvel": torch.from_dlpack(qvel),
+            "body_pos": torch.from_dlpack(xpos),
+            "body_quat": torch.from_dlpack(xquat),
+            "site_pos": torch.from_dlpack(site_pos),
+            "site_mat": torch.from_dlpack(site_mat).reshape(b, -1, 3, 3),
+            "ee_jacobian": torch.from_dlpack(jac),
+        }
 
     def site_jacobian(self, site: int) -> np.ndarray:
         """(B, 6, nv). The end-effector site's comes with every step; others are computed
