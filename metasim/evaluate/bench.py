@@ -1,7 +1,8 @@
 """`metasim bench physics`: the eval loop's speed as a ratio of raw MuJoCo's, same run.
 
-The eval loop (scripted expert, state observations, IK, success checks, autoreset) runs
-`steps` control steps over `num_envs` envs. The reference is `mujoco.rollout` on the same
+The evaluation loop itself (the one `metasim eval` runs: scripted expert, state
+observations, IK, success checks, episode records and restarts) runs `steps` control
+steps over `num_envs` envs. The reference is `mujoco.rollout` on the same
 compiled model, the same number of envs and threads, the same substeps, replaying the
 controls the loop produced. ratio = (env steps/s x substeps) / rollout physics steps/s.
 
@@ -23,7 +24,7 @@ import numpy as np
 from mujoco import rollout
 
 from metasim.envs.vec_env import MetasimVectorEnv
-from metasim.evaluate.rollout import policy_context
+from metasim.evaluate.rollout import _Loop, policy_context
 from metasim.policies.base import make_policy
 from metasim.scene import compile_file
 from metasim.scene.compile import CompiledScene
@@ -35,19 +36,33 @@ from metasim.tasks.task import TaskRuntime
 STEP_BUDGET_S = 5.0
 
 
+class _Enough(Exception):
+    """Stops the evaluation loop after the measured number of steps."""
+
+
 def _eval_loop(env: MetasimVectorEnv, steps: int) -> tuple[float, np.ndarray]:
-    """Seconds for `steps` control steps of the full loop, and the controls it sent."""
+    """Seconds for `steps` control steps of the evaluation loop itself (`run_task`'s
+    `_Loop`: chunk refills, action checks, episode records and restarts), and the
+    controls it sent."""
     compiled = env.compiled
     policy = make_policy("scripted", policy_context(env, "ee_delta", {}))
-    obs, _ = env.reset(seed=0)
-    policy.reset(compiled.scene.task.instruction)
     ctrls = np.zeros((steps, env.num_envs, compiled.model.nu))
+    done = [0]
+
+    def on_step() -> None:
+        ctrls[done[0]] = env._ctrl
+        done[0] += 1
+        if done[0] == steps:
+            raise _Enough
+
+    todo = list(range(env.num_envs * (steps + 1)))  # more episodes than can finish
+    loop = _Loop(env, policy, compiled, todo, seed=0, execute=None, on_step=on_step)
     t0 = time.perf_counter()
-    for i in range(steps):
-        obs, _, _, _, extras = env.step(policy.act(obs)[:, 0])
-        if "episode" in extras:
-            policy.reset(compiled.scene.task.instruction, extras["episode"]["env_ids"])
-        ctrls[i] = env._ctrl
+    try:
+        for _ in loop.run():
+            pass
+    except _Enough:
+        pass
     return time.perf_counter() - t0, ctrls
 
 
@@ -86,7 +101,9 @@ def bench_physics(
     compiled = compile_file(scene)
     if backend != "mujoco":
         return bench_backend(compiled, num_envs, steps, threads, backend, repeats)
-    env = MetasimVectorEnv(compiled, num_envs=num_envs, backend=backend, nthread=threads)
+    env = MetasimVectorEnv(
+        compiled, num_envs=num_envs, backend=backend, nthread=threads, autoreset=False
+    )
     nthread = getattr(env.handler, "nthread", 1)
     _eval_loop(env, min(steps, 10))  # warm-up: thread pool, caches
     loop_times, ref_times = [], []

@@ -248,18 +248,15 @@ class _Loop:
             return {int(i): reason for i in ids}
         h = fresh.shape[1]
         # Trailing all-NaN rows pad a shorter chunk; any other NaN fails the episode.
-        good: dict[int, int] = {}
-        for i in (int(i) for i in ids if int(i) not in failed):
-            pad = np.all(np.isnan(fresh[i]), axis=1)
-            m = h
-            while m > 0 and pad[m - 1]:
-                m -= 1
-            if m == 0 or not np.all(np.isfinite(fresh[i, :m])):
-                failed[i] = "invalid action: actions contain NaN or inf"
-            else:
-                good[i] = m
-        ok = np.array(sorted(good), dtype=np.int64)
-        lengths = np.array([good[i] for i in sorted(good)], dtype=np.int64)
+        cand = np.array([i for i in ids if int(i) not in failed], dtype=np.int64)
+        sub = fresh[cand]
+        pad = np.all(np.isnan(sub), axis=2)[:, ::-1]  # (k, H), last row first
+        lengths = h - np.where(pad.all(axis=1), h, np.argmin(pad, axis=1))
+        inside = np.arange(h)[None, :, None] < lengths[:, None, None]
+        usable = (lengths > 0) & np.all(np.isfinite(sub) | ~inside, axis=(1, 2))
+        for i in cand[~usable]:
+            failed[int(i)] = "invalid action: actions contain NaN or inf"
+        ok, lengths = cand[usable], lengths[usable]
         if self.ensemble is not None:
             self._ensemble_add(ok, fresh, lengths)
             return failed
@@ -298,13 +295,16 @@ class _Loop:
         else:
             raw = self.chunk[np.arange(n), np.minimum(self.pos, self.chunk.shape[1] - 1)]
         active = self.episode_of >= 0
+        if self.convert.identity and active.all():  # canonical actions, nobody idle
+            return raw.copy(), {}
         kin = self.env.handler.kinematics()
-        action = self.env.controller.hold_action(kin)
+        action = self.env.controller.hold_action(kin)  # idle slots hold still
         failed: dict[int, str] = {}
         if active.any():
             ids = np.flatnonzero(active)
             # converted against the robot's true state, as a real controller would
-            pol = {k: v[ids] for k, v in self.env.robot_state(kin).items()}
+            state = self.env.robot_state(kin) if not self.convert.identity else {}
+            pol = {k: v[ids] for k, v in state.items()}
             try:
                 action[ids] = self.convert(raw[ids], pol)
             except ValueError as exc:
