@@ -36,11 +36,7 @@ def run_serve_cli(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise MetasimInputError("--port", [f"expected 0..65535, got {args.port}"])
     cfg = compose(list(args.overrides))
-    options = {
-        k: v
-        for k, v in cfg.policy.model_dump().items()
-        if k not in ("kind", "action_space", "execute", "ensemble")
-    }
+    options = cfg.policy.adapter_options()
     if cfg.policy.kind in ("openpi", "http"):
         raise MetasimInputError(
             "command line", [f"policy={cfg.policy.kind} is a client; serve a local policy"]

@@ -40,6 +40,11 @@ class PolicyConfig(BaseModel):
     execute: Annotated[int, Field(ge=1)] | None = None
     ensemble: Annotated[float, Field(ge=0)] | None = None
 
+    def adapter_options(self) -> dict[str, Any]:
+        """The options the policy itself gets (everything but what the harness owns)."""
+        harness = ("kind", "action_space", "execute", "ensemble")
+        return {k: v for k, v in self.model_dump().items() if k not in harness}
+
     @model_validator(mode="after")
     def _space_from_convention(self) -> PolicyConfig:
         actions = (self.model_extra or {}).get("actions")

@@ -43,16 +43,7 @@ class EpisodeRecord:
 def policy_context(
     env: MetasimVectorEnv, action_space: str, options: dict[str, object]
 ) -> PolicyContext:
-    return PolicyContext(
-        compiled=env.compiled,
-        num_envs=env.num_envs,
-        action_space=action_space,
-        object_names=env.object_names,
-        fixture_bodies=env.fixture_bodies,
-        fixture_sites=env.fixture_sites,
-        control_dt=env.compiled.control_dt,
-        options=options,
-    )
+    return PolicyContext.of(env.compiled, env.num_envs, action_space, options)
 
 
 def converter_for(compiled: CompiledScene, options: dict[str, object]) -> ActionConverter:

@@ -136,11 +136,7 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
     start = time.perf_counter()
     try:
         store.check_manifest(manifest(cfg, names, [c.id for c in cells]))
-        options = {
-            k: v
-            for k, v in cfg.policy.model_dump().items()
-            if k not in ("kind", "action_space", "execute", "ensemble")
-        }
+        options = cfg.policy.adapter_options()
         runner = _Runner(cfg, store, grid, options, progress, names, len(cells))
         adaptive: dict[str, Any] = {}
         for path, scene in scenes:

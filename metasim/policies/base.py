@@ -35,6 +35,29 @@ class PolicyContext:
     control_dt: float
     options: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def of(
+        cls,
+        compiled: CompiledScene,
+        num_envs: int,
+        action_space: str,
+        options: dict[str, Any] | None = None,
+    ) -> PolicyContext:
+        """The context of a policy driving `num_envs` envs of `compiled`."""
+        from metasim.envs.vec_env import scene_parts
+
+        objects, bodies, sites = scene_parts(compiled)
+        return cls(
+            compiled=compiled,
+            num_envs=num_envs,
+            action_space=action_space,
+            object_names=objects,
+            fixture_bodies=bodies,
+            fixture_sites=sites,
+            control_dt=compiled.control_dt,
+            options=dict(options or {}),
+        )
+
 
 class Policy(Protocol):
     action_space: str

@@ -135,9 +135,4 @@ class LeRobotPolicy(AdapterPolicy):
 
 @register_policy("lerobot")
 def _lerobot(ctx: PolicyContext) -> LeRobotPolicy:
-    opts = {
-        k: v
-        for k, v in ctx.options.items()
-        if k not in ("kind", "action_space", "execute", "ensemble")
-    }
-    return LeRobotPolicy(ctx, parse_options(LeRobotOptions, opts, "lerobot"))
+    return LeRobotPolicy(ctx, parse_options(LeRobotOptions, dict(ctx.options), "lerobot"))

@@ -21,8 +21,6 @@ from metasim.errors import MetasimInputError
 from metasim.policies.adapter import AdapterOptions, AdapterPolicy, parse_options
 from metasim.policies.base import PolicyContext, register_policy
 
-_COMMON = ("kind", "action_space", "execute", "ensemble")
-
 
 class OpenpiOptions(AdapterOptions):
     host: str = "127.0.0.1"
@@ -166,20 +164,16 @@ def load_target(target: str) -> Any:
     return obj
 
 
-def _opts(ctx: PolicyContext) -> dict[str, Any]:
-    return {k: v for k, v in ctx.options.items() if k not in _COMMON}
-
-
 @register_policy("openpi")
 def _openpi(ctx: PolicyContext) -> OpenpiPolicy:
-    return OpenpiPolicy(ctx, parse_options(OpenpiOptions, _opts(ctx), "openpi"))
+    return OpenpiPolicy(ctx, parse_options(OpenpiOptions, dict(ctx.options), "openpi"))
 
 
 @register_policy("http")
 def _http(ctx: PolicyContext) -> HttpPolicy:
-    return HttpPolicy(ctx, parse_options(HttpOptions, _opts(ctx), "http"))
+    return HttpPolicy(ctx, parse_options(HttpOptions, dict(ctx.options), "http"))
 
 
 @register_policy("python")
 def _python(ctx: PolicyContext) -> PythonPolicy:
-    return PythonPolicy(ctx, parse_options(PythonOptions, _opts(ctx), "python"))
+    return PythonPolicy(ctx, parse_options(PythonOptions, dict(ctx.options), "python"))

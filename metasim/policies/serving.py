@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from metasim.envs.vec_env import scene_parts
 from metasim.policies.base import Policy, PolicyContext, make_policy
 from metasim.scene.compile import CompiledScene, compile_scene
 from metasim.scene.schema import Scene
@@ -61,17 +60,7 @@ class MetasimSession:
         prompt = str(obs.get("prompt", ""))
         if text is not None and (self.policy is None or text != self.scene_text):
             compiled = self.scenes.get(str(text))
-            objects, bodies, sites = scene_parts(compiled)
-            ctx = PolicyContext(
-                compiled=compiled,
-                num_envs=1,
-                action_space=self.action_space,
-                object_names=objects,
-                fixture_bodies=bodies,
-                fixture_sites=sites,
-                control_dt=compiled.control_dt,
-                options=self.options,
-            )
+            ctx = PolicyContext.of(compiled, 1, self.action_space, self.options)
             self.policy = make_policy(self.kind, ctx)
             self.scene_text = str(text)
             self.policy.reset(prompt or compiled.scene.task.instruction)

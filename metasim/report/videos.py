@@ -101,8 +101,7 @@ def replay(run: Run, ep: Episode) -> tuple[list[np.ndarray], bool, float]:
     def on_env(env: Any) -> None:
         envs.append(env)
 
-    skip = ("kind", "action_space", "execute", "ensemble")
-    options = {k: v for k, v in cfg.policy.model_dump().items() if k not in skip}
+    options = cfg.policy.adapter_options()
     records = list(
         run_task(
             compiled,
