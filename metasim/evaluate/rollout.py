@@ -178,7 +178,6 @@ class _Loop:
         # ensembling: weighted sums of the predictions for steps t, t+1, ...
         self.acc: np.ndarray = np.zeros((n, 0, dim))
         self.wsum: np.ndarray = np.zeros((n, 0))
-        self.hold = np.zeros((n, env.controller.dim))  # canonical action of idle slots
 
     def run(self) -> Iterator[EpisodeRecord]:
         n = self.env.num_envs

@@ -233,8 +233,8 @@ def express(
     canonical: np.ndarray, obs: dict[str, Any], conv: ActionConvention, n_arm: int, dt: float
 ) -> np.ndarray:
     """The inverse of ActionConverter for world-frame conventions: a canonical action
-    (ee_delta rotation vector or joint_pos, gripper open1) written in `conv`. Used to
-    serve metasim policies to clients of another convention, and by the tests."""
+    (ee_delta rotation vector or joint_pos, gripper open1) written in `conv` (what a
+    policy trained in that convention outputs for the same motion; the tests use it)."""
     a = np.asarray(canonical, dtype=np.float64)
     g = a[:, -1]
     cur = np.asarray(obs["gripper"], dtype=np.float64)[:, 0]
