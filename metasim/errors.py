@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class MetasimInputError(Exception):
     """Bad input from the user (a file, a field, an argument). Never shown as a traceback.
@@ -35,4 +37,14 @@ def one_line(text: str) -> str:
     for part in (p.strip() for p in str(text).splitlines()):
         if part:
             out += (" " if out.endswith(":") else "; ") + part if out else part
+    return out
+
+
+def validation_problems(exc: Any, prefix: str = "", show_input: bool = True) -> list[str]:
+    """A pydantic ValidationError as problem lines: `<prefix><field path>: <what is wrong>`
+    (and the value given)."""
+    out = []
+    for e in exc.errors():
+        line = f"{prefix}{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}"
+        out.append(line + (f", got {e.get('input')!r}" if show_input else ""))
     return out

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from omegaconf import OmegaConf
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from metasim.errors import MetasimInputError
+from metasim.errors import MetasimInputError, validation_problems
 from metasim.paths import EVAL, POLICIES, SCENES
 
 
@@ -122,11 +122,7 @@ def compose(overrides: list[str]) -> EvalConfig:
     try:
         config = EvalConfig.model_validate(raw)
     except ValidationError as exc:
-        problems = [
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}, got {e.get('input')!r}"
-            for e in exc.errors()
-        ]
-        raise MetasimInputError("command line", problems) from None
+        raise MetasimInputError("command line", validation_problems(exc)) from None
     from metasim.sim import get_backend
 
     try:

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from scipy.stats import qmc
 
 from metasim.envs.noise import RuntimeNoise
-from metasim.errors import MetasimInputError
+from metasim.errors import MetasimInputError, validation_problems
 from metasim.paths import PERTURBATIONS
 from metasim.perturb.axes import RUNTIME_AXES, SCENE_AXES, axis_names
 from metasim.scene.schema import Scene
@@ -182,11 +182,7 @@ def load_grid(name_or_path: str) -> Grid:
     try:
         return Grid.model_validate(data)
     except ValidationError as exc:
-        problems = [
-            f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}"
-            for e in exc.errors()
-        ]
-        raise MetasimInputError(str(path), problems) from None
+        raise MetasimInputError(str(path), validation_problems(exc, show_input=False)) from None
 
 
 def check_grid(grid: Grid, scenes: list[Scene], source: str) -> list[Cell]:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from metasim.errors import MetasimInputError
+from metasim.errors import MetasimInputError, validation_problems
 from metasim.policies.base import PolicyContext, PolicyFailure
 from metasim.policies.conventions import ActionConvention
 from metasim.policies.observation import ObservationSpec, scene_payload
@@ -42,10 +42,7 @@ def parse_options(model: type[T], options: dict[str, Any], kind: str) -> T:
     try:
         return model.model_validate(options)
     except ValidationError as exc:
-        problems = [
-            f"policy.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}, got {e.get('input')!r}"
-            for e in exc.errors()
-        ]
+        problems = validation_problems(exc, prefix="policy.")
         raise MetasimInputError(f"policy config (kind {kind})", problems) from None
 
 

@@ -69,19 +69,7 @@ def test_chunks_are_executed_n_action_steps_at_a_time(act_ckpt: Path, lift_scene
 
     lerobot_policy.LeRobotPolicy.infer_batch = spy  # type: ignore[method-assign]
     try:
-        recs = list(
-            run_task(
-                lift_scene,
-                "lerobot",
-                episodes=1,
-                seed=0,
-                num_envs=1,
-                policy_options={
-                    "path": str(act_ckpt),
-                    "observation": {"state": {"observation.state": ["joint_pos", "gripper"]}},
-                },
-            )
-        )
+        recs = run_one(lift_scene, act_ckpt)
     finally:
         lerobot_policy.LeRobotPolicy.infer_batch = orig  # type: ignore[method-assign]
     assert recs[0].error is None
@@ -89,31 +77,15 @@ def test_chunks_are_executed_n_action_steps_at_a_time(act_ckpt: Path, lift_scene
 
 
 def test_mismatches_are_named_at_start_up(act_ckpt: Path, lift_scene):
-    state = {"observation.state": ["joint_pos"]}  # 7 wide, the checkpoint takes 8
     with pytest.raises(MetasimInputError, match="width 8"):
-        list(
-            run_task(
-                lift_scene,
-                "lerobot",
-                episodes=1,
-                seed=0,
-                num_envs=1,
-                policy_options={"path": str(act_ckpt), "observation": {"state": state}},
-            )
-        )
+        run_one(lift_scene, act_ckpt, state=["joint_pos"])  # 7 wide, the checkpoint takes 8
     conv = {"space": "ee_delta", "rotation": "quat_wxyz"}  # 8-D, the checkpoint outputs 7
     with pytest.raises(MetasimInputError, match="7-D actions"):
-        list(
-            run_task(
-                lift_scene,
-                "lerobot",
-                episodes=1,
-                seed=0,
-                num_envs=1,
-                policy_options={
-                    "path": str(act_ckpt),
-                    "actions": conv,
-                    "observation": {"state": {"observation.state": ["joint_pos", "gripper"]}},
-                },
-            )
-        )
+        run_one(lift_scene, act_ckpt, actions=conv)
+
+
+def run_one(scene, ckpt: Path, state=("joint_pos", "gripper"), **extra):
+    """One episode of the checkpoint through the evaluation loop."""
+    options = {"path": str(ckpt), "observation": {"state": {"observation.state": list(state)}}}
+    options.update(extra)
+    return list(run_task(scene, "lerobot", episodes=1, seed=0, num_envs=1, policy_options=options))
