@@ -8,13 +8,22 @@ field (exit 2, the key and what was expected).
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from omegaconf import OmegaConf
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from metasim.errors import MetasimInputError, validation_problems
+from metasim.evaluate.spec import RolloutSpec
 from metasim.paths import EVAL, POLICIES, SCENES
 
 
@@ -36,14 +45,18 @@ class PolicyConfig(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     kind: str
-    action_space: str = "ee_delta"
+    # the env's canonical space; set from `actions` when declared, else it declares them
+    action_space: Literal["ee_delta", "joint_pos"] = "ee_delta"
     execute: Annotated[int, Field(ge=1)] | None = None
     ensemble: Annotated[float, Field(ge=0)] | None = None
 
     def adapter_options(self) -> dict[str, Any]:
         """The options the policy itself gets (everything but what the harness owns)."""
         harness = ("kind", "action_space", "execute", "ensemble")
-        return {k: v for k, v in self.model_dump().items() if k not in harness}
+        out = {k: v for k, v in self.model_dump().items() if k not in harness}
+        if "actions" not in out and self.action_space != "ee_delta":
+            out["actions"] = {"space": self.action_space}
+        return out
 
     @model_validator(mode="after")
     def _space_from_convention(self) -> PolicyConfig:
@@ -51,7 +64,10 @@ class PolicyConfig(BaseModel):
         if actions is not None:
             from metasim.policies.conventions import ActionConvention
 
-            conv = ActionConvention.model_validate(actions)
+            try:
+                conv = ActionConvention.model_validate(actions)
+            except ValidationError:
+                return self  # reported with its path by the rollout spec (policy.actions.*)
             self.action_space = conv.env_space
         return self
 
@@ -66,7 +82,7 @@ class EvalConfig(BaseModel):
     seed: Annotated[int, Field(ge=0)] = 0
     perturbation: str = "none"
     out: str | None = None
-    device: str = "cpu"
+    device: str = "cpu"  # only cpu: see _cpu_only
     threads: Annotated[int, Field(ge=1)] | None = None
     adaptive: bool = False  # stop each cell once its 95% interval is narrow enough
     adaptive_width: Annotated[float, Field(gt=0, le=1)] = 0.14
@@ -74,6 +90,34 @@ class EvalConfig(BaseModel):
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None  # default: RAY_ADDRESS, else a local Ray instance
     shard_episodes: Annotated[int, Field(ge=1)] = 8  # episodes per Ray task
+
+    @field_validator("device")
+    @classmethod
+    def _cpu_only(cls, v: str) -> str:
+        if v != "cpu":
+            raise ValueError(
+                "only 'cpu': the harness hands policies numpy observations in host memory "
+                "(the MJX backend runs on the JAX device by itself); put a policy's model "
+                "on a GPU with its own option, e.g. policy.device=cuda for policy=lerobot"
+            )
+        return v
+
+    @cached_property
+    def rollout(self) -> RolloutSpec:
+        """The typed rollout spec of this config: the policy options validated against
+        the kind's registered model (an input error naming the key otherwise)."""
+        p = self.policy
+        return RolloutSpec.of(
+            p.kind,
+            p.adapter_options(),
+            seed=self.seed,
+            num_envs=self.num_envs,
+            backend=self.backend,
+            execute=p.execute,
+            ensemble=p.ensemble,
+            # One physics thread per Ray task: the cluster parallelizes across tasks.
+            threads=self.threads or (1 if self.executor == "ray" else None),
+        )
 
     def task_files(self) -> list[Path]:
         """Scene files of the suite's tasks: a scene name in scenes/, or a path."""
@@ -129,6 +173,7 @@ def compose(overrides: list[str]) -> EvalConfig:
         get_backend(config.backend)
     except KeyError as exc:
         raise MetasimInputError("command line", [f"backend: {exc.args[0]}"]) from None
+    config.rollout  # noqa: B018 -- policy options checked now, before any folder is written
     return config
 
 

@@ -12,14 +12,16 @@ starts from the same seed wherever it runs, so both executors give identical res
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from metasim.envs.noise import RuntimeNoise
+from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
 from metasim.evaluate.rollout import EpisodeRecord, run_task
+from metasim.evaluate.spec import RolloutSpec
 from metasim.scene import compile_scene
 from metasim.scene.schema import Scene
 
@@ -34,29 +36,27 @@ class Shard:
     noise: RuntimeNoise
     cell: str
     factors: dict[str, Any]
-    run: dict[str, Any]  # policy kind, action space, execute, options, seed, backend, ...
+    spec: RolloutSpec  # policy kind and options, conventions, chunking, seed, backend, ...
 
 
-def run_shard(shard: Shard) -> Iterator[EpisodeRecord]:
-    """Run one shard here (what a worker does)."""
+def run_shard(
+    shard: Shard,
+    on_step: Callable[[], None] | None = None,
+    on_env: Callable[[MetasimVectorEnv], None] | None = None,
+) -> Iterator[EpisodeRecord]:
+    """Run one shard here (what a worker does; `metasim report` films one with the
+    hooks, see `run_task`)."""
     scene = Scene.model_validate(shard.scene)
     compiled = compile_scene(scene, source=Path(shard.source))
-    r = shard.run
     yield from run_task(
         compiled,
-        r["policy_kind"],
-        list(shard.episodes),
-        r["seed"],
-        r["num_envs"],
-        backend=r["backend"],
-        action_space=r["action_space"],
-        execute=r["execute"],
-        ensemble=r.get("ensemble"),
-        policy_options=r["policy_options"],
-        threads=r["threads"],
+        shard.spec,
+        shard.episodes,
         noise=shard.noise,
         cell=shard.cell,
         factors=shard.factors,
+        on_step=on_step,
+        on_env=on_env,
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -18,7 +18,8 @@ from pydantic import ValidationError
 from metasim.envs.noise import RuntimeNoise
 from metasim.envs.vec_env import CameraView, MetasimVectorEnv, episode_seed
 from metasim.errors import MetasimInputError, one_line
-from metasim.policies.base import Policy, PolicyContext, PolicyFailure, make_policy
+from metasim.evaluate.spec import RolloutSpec
+from metasim.policies.base import Policy, PolicyContext, PolicyFailure, PolicyOptions, make_policy
 from metasim.policies.conventions import ActionConvention, ActionConverter
 from metasim.policies.observation import ObservationSpec
 from metasim.scene.compile import CompiledScene
@@ -41,21 +42,33 @@ class EpisodeRecord:
 
 
 def policy_context(
-    env: MetasimVectorEnv, action_space: str, options: dict[str, object]
+    env: MetasimVectorEnv,
+    action_space: str,
+    options: PolicyOptions | Mapping[str, object] | None = None,
 ) -> PolicyContext:
     return PolicyContext.of(env.compiled, env.num_envs, action_space, options)
 
 
-def converter_for(compiled: CompiledScene, options: dict[str, object]) -> ActionConverter:
-    """The converter from the policy's declared action convention (default: canonical)."""
-    conv = ActionConvention.model_validate(options.get("actions") or {})
+def converter_for(
+    compiled: CompiledScene, options: ActionConvention | Mapping[str, object]
+) -> ActionConverter:
+    """The converter from the policy's declared action convention: an `ActionConvention`,
+    or policy options holding one under `actions` (default: canonical)."""
+    if isinstance(options, ActionConvention):
+        conv = options
+    else:
+        conv = ActionConvention.model_validate(options.get("actions") or {})
     base_pos, base_mat = robot_base_pose(compiled)
     n_arm = len(compiled.index.arm_qpos)
     return ActionConverter(conv, n_arm, compiled.control_dt, base_pos, base_mat)
 
 
-def camera_views(compiled: CompiledScene, options: dict[str, object]) -> list[CameraView]:
-    """Camera views the policy's observation spec needs rendered."""
+def camera_views(
+    compiled: CompiledScene, options: ObservationSpec | Mapping[str, object]
+) -> list[CameraView]:
+    """Camera views the policy's observation spec (or options holding one) needs."""
+    if isinstance(options, ObservationSpec):
+        return options.views(compiled)
     spec = options.get("observation")
     if not spec:
         return []
@@ -64,23 +77,17 @@ def camera_views(compiled: CompiledScene, options: dict[str, object]) -> list[Ca
 
 def run_task(
     compiled: CompiledScene,
-    policy_kind: str,
+    spec: RolloutSpec,
     episodes: int | Sequence[int],
-    seed: int,
-    num_envs: int,
-    backend: str = "mujoco",
-    action_space: str = "ee_delta",
-    execute: int | None = None,
-    policy_options: dict[str, object] | None = None,
-    threads: int | None = None,
-    on_step: Callable[[], None] | None = None,
+    *,
     noise: RuntimeNoise | None = None,
     cell: str = "nominal",
-    factors: dict[str, object] | None = None,
-    ensemble: float | None = None,
+    factors: Mapping[str, object] | None = None,
+    on_step: Callable[[], None] | None = None,
     on_env: Callable[[MetasimVectorEnv], None] | None = None,
 ) -> Iterator[EpisodeRecord]:
-    """Yield one record per episode as it finishes (not in episode order).
+    """Yield one record per episode of `spec`'s policy on `compiled`, as each finishes
+    (not in episode order).
 
     `on_step()` is called after every env step, `on_env(env)` once the env exists
     (what `metasim report` uses to film a replay).
@@ -92,31 +99,33 @@ def run_task(
     todo = list(range(episodes)) if isinstance(episodes, int) else list(episodes)
     if not todo:
         return
-    options = dict(policy_options or {})
     try:
-        convert = converter_for(compiled, options)
-        views = camera_views(compiled, options)
+        convert = converter_for(compiled, spec.actions)
+        views = camera_views(compiled, spec.observation)
     except (ValueError, ValidationError) as exc:
         raise MetasimInputError("policy config", [f"policy.{one_line(str(exc))}"]) from None
-    n = max(1, min(num_envs, len(todo)))
+    n = max(1, min(spec.num_envs, len(todo)))
     env = MetasimVectorEnv(
         compiled,
         num_envs=n,
-        backend=backend,
+        backend=spec.backend,
         action_space=convert.conv.env_space,
         cameras=views,
         autoreset=False,
         noise=noise,
-        nthread=threads,
+        nthread=spec.threads,
     )
-    factors_json = json.dumps(factors or {}, sort_keys=True, default=str)
+    factors_json = json.dumps(dict(factors or {}), sort_keys=True, default=str)
     policy: Policy | None = None
     try:
-        policy = make_policy(policy_kind, policy_context(env, convert.conv.env_space, options))
+        ctx = policy_context(env, convert.conv.env_space, spec.options)
+        policy = make_policy(spec.policy, ctx)
         env.add_views(getattr(policy, "views", ()))  # views a policy derives (LeRobot's)
         if on_env is not None:
             on_env(env)
-        loop = _Loop(env, policy, compiled, todo, seed, execute, on_step, convert, ensemble)
+        loop = _Loop(
+            env, policy, compiled, todo, spec.seed, spec.execute, on_step, convert, spec.ensemble
+        )
         for rec in loop.run():
             yield replace(rec, cell=cell, factors=factors_json)
     finally:

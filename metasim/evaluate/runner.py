@@ -91,10 +91,10 @@ def default_run_dir(cfg: EvalConfig) -> Path:
 
 def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, Any]:
     """What reproduces the run: config, versions, git commit, per-episode seeds."""
-    from metasim.policies.conventions import GRIPPER_MEANING, ActionConvention
+    from metasim.policies.conventions import GRIPPER_MEANING
 
     extra = cfg.policy.model_extra or {}
-    conv = ActionConvention.model_validate(extra.get("actions") or {})
+    conv = cfg.rollout.actions
     conventions = {
         "actions": conv.model_dump(),
         "env_action_space": conv.env_space,
@@ -131,13 +131,13 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
     names = [s.name for _, s in scenes]
     grid = load_grid(cfg.perturbation)
     cells = check_grid(grid, [s for _, s in scenes], f"perturbation {cfg.perturbation!r}")
+    cfg.rollout  # noqa: B018 -- a bad policy option is refused before the folder exists
     run_dir = Path(cfg.out) if cfg.out else default_run_dir(cfg)
     store = RunStore(run_dir)
     start = time.perf_counter()
     try:
         store.check_manifest(manifest(cfg, names, [c.id for c in cells]))
-        options = cfg.policy.adapter_options()
-        runner = _Runner(cfg, store, grid, options, progress, names, len(cells))
+        runner = _Runner(cfg, store, grid, progress, names, len(cells))
         adaptive: dict[str, Any] = {}
         for path, scene in scenes:
             for cell in cells:
@@ -243,7 +243,6 @@ class _Runner:
         cfg: EvalConfig,
         store: RunStore,
         grid: Grid,
-        options: dict[str, Any],
         progress: Any | None,
         tasks: list[str],
         n_cells: int,
@@ -253,18 +252,6 @@ class _Runner:
         for r in store.records():
             self.results.setdefault((r.task, r.cell), {})[r.episode] = r.success
         self.pending: list[Shard] = []
-        self.run = {
-            "policy_kind": cfg.policy.kind,
-            "action_space": cfg.policy.action_space,
-            "execute": cfg.policy.execute,
-            "ensemble": cfg.policy.ensemble,
-            "policy_options": options,
-            "seed": cfg.seed,
-            "num_envs": cfg.num_envs,
-            "backend": cfg.backend,
-            # One physics thread per Ray task: the cluster parallelizes across tasks.
-            "threads": cfg.threads or (1 if cfg.executor == "ray" else None),
-        }
         self.bars: dict[str, Any] = {}
         if progress is not None:
             for name in tasks:
@@ -289,7 +276,7 @@ class _Runner:
                     noise=noise,
                     cell=cell.id,
                     factors=cell.values,
-                    run=self.run,
+                    spec=self.cfg.rollout,
                 )
             )
 

@@ -11,39 +11,27 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
-from metasim.errors import MetasimInputError, validation_problems
-from metasim.policies.base import PolicyContext, PolicyFailure
-from metasim.policies.conventions import ActionConvention
-from metasim.policies.observation import ObservationSpec, scene_payload
+from metasim.errors import MetasimInputError
+from metasim.policies.base import (
+    PolicyContext,
+    PolicyFailure,
+    PolicyOptions,
+)
+from metasim.policies.observation import scene_payload
 
 
-class AdapterOptions(BaseModel):
+class AdapterOptions(PolicyOptions):
     """Options every adapter kind shares (`policy.<name>` on the command line)."""
 
-    model_config = ConfigDict(extra="forbid")
-    actions: ActionConvention = Field(default_factory=ActionConvention)
-    observation: ObservationSpec = Field(default_factory=ObservationSpec)
     timeout_s: float = Field(default=30.0, gt=0)  # every call to the policy
     retries: int = Field(default=1, ge=0)  # retries of a failed call (reconnecting first)
     retry_backoff_s: float = Field(default=0.2, ge=0)
     max_workers: int = Field(default=16, ge=1)  # parallel calls when fanning out
-
-
-T = TypeVar("T", bound=BaseModel)
-
-
-def parse_options(model: type[T], options: dict[str, Any], kind: str) -> T:
-    """Validate a policy config's options; a bad field is a one-paragraph input error."""
-    try:
-        return model.model_validate(options)
-    except ValidationError as exc:
-        problems = validation_problems(exc, prefix="policy.")
-        raise MetasimInputError(f"policy config (kind {kind})", problems) from None
 
 
 class CallError(Exception):

@@ -13,13 +13,30 @@ padded with rows that are all NaN. A policy that fails for some envs only raises
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from metasim.errors import MetasimInputError, validation_problems
+from metasim.policies.conventions import ActionConvention
+from metasim.policies.observation import ObservationSpec
 from metasim.scene.compile import CompiledScene
+
+
+class PolicyOptions(BaseModel):
+    """The options every policy kind takes (`policy.<name>` on the command line): its
+    action convention and observation spec. A kind with more options registers a
+    subclass (`register_policy(name, options=Model)`); unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    actions: ActionConvention = Field(default_factory=ActionConvention)
+    observation: ObservationSpec = Field(default_factory=ObservationSpec)
+
+
+OptionsT = TypeVar("OptionsT", bound=PolicyOptions)
 
 
 @dataclass(frozen=True)
@@ -33,7 +50,14 @@ class PolicyContext:
     fixture_bodies: tuple[str, ...]
     fixture_sites: tuple[str, ...]
     control_dt: float
-    options: dict[str, Any] = field(default_factory=dict)
+    options: PolicyOptions | dict[str, Any] = field(default_factory=dict)
+
+    def typed(self, model: type[OptionsT]) -> OptionsT:
+        """The options as `model` (validated here when they arrived as plain data)."""
+        if isinstance(self.options, model):
+            return self.options
+        raw = self.options if isinstance(self.options, dict) else self.options.model_dump()
+        return parse_policy_options(model, raw, model.__name__)
 
     @classmethod
     def of(
@@ -41,7 +65,7 @@ class PolicyContext:
         compiled: CompiledScene,
         num_envs: int,
         action_space: str,
-        options: dict[str, Any] | None = None,
+        options: PolicyOptions | Mapping[str, Any] | None = None,
     ) -> PolicyContext:
         """The context of a policy driving `num_envs` envs of `compiled`."""
         from metasim.envs.vec_env import scene_parts
@@ -55,7 +79,7 @@ class PolicyContext:
             fixture_bodies=bodies,
             fixture_sites=sites,
             control_dt=compiled.control_dt,
-            options=dict(options or {}),
+            options=options if isinstance(options, PolicyOptions) else dict(options or {}),
         )
 
 
@@ -81,12 +105,27 @@ class PolicyFailure(Exception):
 
 
 PolicyFactory = Callable[[PolicyContext], Policy]
-_REGISTRY: dict[str, PolicyFactory] = {}
 
 
-def register_policy(name: str) -> Callable[[PolicyFactory], PolicyFactory]:
+@dataclass(frozen=True)
+class PolicyKind:
+    """A registered policy kind: its factory and the model of its options."""
+
+    name: str
+    factory: PolicyFactory
+    options: type[PolicyOptions]
+
+
+_REGISTRY: dict[str, PolicyKind] = {}
+
+
+def register_policy(
+    name: str, options: type[PolicyOptions] = PolicyOptions
+) -> Callable[[PolicyFactory], PolicyFactory]:
+    """Register `factory(ctx) -> Policy` as kind `name`, taking the options `options`."""
+
     def deco(factory: PolicyFactory) -> PolicyFactory:
-        _REGISTRY[name] = factory
+        _REGISTRY[name] = PolicyKind(name, factory, options)
         return factory
 
     return deco
@@ -100,20 +139,41 @@ def _register_builtin() -> None:
         importlib.import_module(f"metasim.policies.{mod}")
 
 
-def make_policy(name: str, ctx: PolicyContext) -> Policy:
+def policy_kind(name: str) -> PolicyKind:
+    """The registered kind `name` (an input error naming the known kinds if none)."""
     _register_builtin()
-
     if name not in _REGISTRY:
-        from metasim.errors import MetasimInputError
-
         raise MetasimInputError(
             "policy config",
             [f"kind: unknown policy kind {name!r}; expected one of {sorted(_REGISTRY)}"],
         )
-    return _REGISTRY[name](ctx)
+    return _REGISTRY[name]
+
+
+def parse_policy_options(model: type[OptionsT], options: Mapping[str, Any], kind: str) -> OptionsT:
+    """Validate a policy config's options; a bad or unknown key is an input error naming
+    it (`policy.<key>`)."""
+    try:
+        return model.model_validate(dict(options))
+    except ValidationError as exc:
+        problems = validation_problems(exc, prefix="policy.")
+        raise MetasimInputError(f"policy config (kind {kind})", problems) from None
+
+
+def policy_options(name: str, options: Mapping[str, Any]) -> PolicyOptions:
+    """`options` validated against the options model kind `name` registered."""
+    return parse_policy_options(policy_kind(name).options, options, name)
+
+
+def make_policy(name: str, ctx: PolicyContext) -> Policy:
+    """A policy of kind `name`; options given as plain data are validated first."""
+    kind = policy_kind(name)
+    if not isinstance(ctx.options, kind.options):
+        raw = ctx.options if isinstance(ctx.options, dict) else ctx.options.model_dump()
+        ctx = replace(ctx, options=parse_policy_options(kind.options, raw, name))
+    return kind.factory(ctx)
 
 
 def registered_policies() -> list[str]:
     _register_builtin()
-
     return sorted(_REGISTRY)

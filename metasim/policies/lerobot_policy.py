@@ -23,7 +23,7 @@ import numpy as np
 from pydantic import Field
 
 from metasim.errors import MetasimInputError
-from metasim.policies.adapter import AdapterOptions, AdapterPolicy, parse_options
+from metasim.policies.adapter import AdapterOptions, AdapterPolicy
 from metasim.policies.base import PolicyContext, register_policy
 from metasim.policies.images import ImageSpec
 from metasim.policies.observation import ObservationSpec
@@ -133,6 +133,6 @@ class LeRobotPolicy(AdapterPolicy):
         return super().act(obs, env_ids)
 
 
-@register_policy("lerobot")
+@register_policy("lerobot", options=LeRobotOptions)
 def _lerobot(ctx: PolicyContext) -> LeRobotPolicy:
-    return LeRobotPolicy(ctx, parse_options(LeRobotOptions, dict(ctx.options), "lerobot"))
+    return LeRobotPolicy(ctx, ctx.typed(LeRobotOptions))

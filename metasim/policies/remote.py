@@ -18,7 +18,7 @@ import numpy as np
 from pydantic import Field
 
 from metasim.errors import MetasimInputError
-from metasim.policies.adapter import AdapterOptions, AdapterPolicy, parse_options
+from metasim.policies.adapter import AdapterOptions, AdapterPolicy
 from metasim.policies.base import PolicyContext, register_policy
 
 
@@ -164,16 +164,16 @@ def load_target(target: str) -> Any:
     return obj
 
 
-@register_policy("openpi")
+@register_policy("openpi", options=OpenpiOptions)
 def _openpi(ctx: PolicyContext) -> OpenpiPolicy:
-    return OpenpiPolicy(ctx, parse_options(OpenpiOptions, dict(ctx.options), "openpi"))
+    return OpenpiPolicy(ctx, ctx.typed(OpenpiOptions))
 
 
-@register_policy("http")
+@register_policy("http", options=HttpOptions)
 def _http(ctx: PolicyContext) -> HttpPolicy:
-    return HttpPolicy(ctx, parse_options(HttpOptions, dict(ctx.options), "http"))
+    return HttpPolicy(ctx, ctx.typed(HttpOptions))
 
 
-@register_policy("python")
+@register_policy("python", options=PythonOptions)
 def _python(ctx: PolicyContext) -> PythonPolicy:
-    return PythonPolicy(ctx, parse_options(PythonOptions, dict(ctx.options), "python"))
+    return PythonPolicy(ctx, ctx.typed(PythonOptions))

@@ -9,6 +9,7 @@ policy reproduces it; each clip says whether the replay matched the recorded out
 from __future__ import annotations
 
 import base64
+import dataclasses
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,9 +72,9 @@ def replay(run: Run, ep: Episode) -> tuple[list[np.ndarray], bool, float]:
     config, chunking and action conventions), filmed from the scene's world camera.
     """
     from metasim.evaluate.config import EvalConfig
-    from metasim.evaluate.rollout import run_task
+    from metasim.evaluate.executors import Shard, run_shard
     from metasim.perturb import Cell, apply_cell, expand, load_grid
-    from metasim.scene import compile_scene, load_scene
+    from metasim.scene import load_scene
 
     cfg = EvalConfig.model_validate({**run.config, "out": None})
     scenes = {load_scene(p).name: p for p in cfg.task_files()}
@@ -82,16 +83,24 @@ def replay(run: Run, ep: Episode) -> tuple[list[np.ndarray], bool, float]:
     cells = {c.id: c for c in expand(grid)}
     cell = cells.get(ep.cell) or Cell(id=ep.cell, index=0, values=ep.factors, seed=0)
     scene, noise = apply_cell(load_scene(path), grid, cell)
-    compiled = compile_scene(scene, source=path)
-    cam = world_camera(compiled)
+    shard = Shard(
+        scene=scene.model_dump(by_alias=True),
+        source=str(path),
+        episodes=(ep.episode,),
+        noise=noise,
+        cell=cell.id,
+        factors=cell.values,
+        spec=dataclasses.replace(cfg.rollout, num_envs=1, threads=cfg.threads),
+    )
     frames: list[np.ndarray] = []
     envs: list[Any] = []
+    cams: list[str] = []
     steps = [0]
     last: list[np.ndarray] = []
 
     def on_step() -> None:
         steps[0] += 1
-        frame = np.asarray(envs[0].handler.render(cam, [0], WIDTH, HEIGHT)[0], np.uint8)
+        frame = np.asarray(envs[0].handler.render(cams[0], [0], WIDTH, HEIGHT)[0], np.uint8)
         if steps[0] % EVERY == 1 or EVERY == 1:
             frames.append(frame)
             last.clear()
@@ -100,29 +109,14 @@ def replay(run: Run, ep: Episode) -> tuple[list[np.ndarray], bool, float]:
 
     def on_env(env: Any) -> None:
         envs.append(env)
+        cams.append(world_camera(env.compiled))
 
-    options = cfg.policy.adapter_options()
-    records = list(
-        run_task(
-            compiled,
-            cfg.policy.kind,
-            [ep.episode],
-            cfg.seed,
-            1,
-            backend=cfg.backend,
-            execute=cfg.policy.execute,
-            policy_options=options,
-            threads=cfg.threads,
-            on_step=on_step,
-            noise=noise,
-            ensemble=cfg.policy.ensemble,
-            on_env=on_env,
-        )
-    )
+    records = list(run_shard(shard, on_step=on_step, on_env=on_env))
+    control_dt = envs[0].compiled.control_dt if envs else 1.0
     return (
         frames + last,
         bool(records and records[0].success),
-        1.0 / (EVERY * compiled.control_dt),
+        1.0 / (EVERY * control_dt),
     )
 
 

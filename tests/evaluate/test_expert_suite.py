@@ -6,6 +6,7 @@ import pytest
 
 from metasim.evaluate.config import compose
 from metasim.evaluate.rollout import run_task
+from metasim.evaluate.spec import RolloutSpec
 from metasim.scene import compile_file
 
 SUITE = compose([]).suite.tasks
@@ -15,7 +16,7 @@ SUITE = compose([]).suite.tasks
 @pytest.mark.parametrize("task", SUITE)
 def test_expert_reaches_90_percent(task):
     compiled = compile_file(str(compose([]).task_files()[SUITE.index(task)]))
-    records = list(run_task(compiled, "scripted", episodes=50, seed=0, num_envs=16))
+    records = list(run_task(compiled, RolloutSpec.of("scripted", seed=0, num_envs=16), 50))
     assert len(records) == 50
     rate = sum(r.success for r in records) / 50
     print(f"{task}: {rate:.2f}")
@@ -27,5 +28,5 @@ def test_expert_reaches_90_percent(task):
 def test_expert_smoke(task):
     """Fast check for every CI run: the expert solves the first 4 episodes of each task."""
     compiled = compile_file(str(compose([]).task_files()[SUITE.index(task)]))
-    records = list(run_task(compiled, "scripted", episodes=4, seed=0, num_envs=4))
+    records = list(run_task(compiled, RolloutSpec.of("scripted", seed=0, num_envs=4), 4))
     assert sum(r.success for r in records) >= 3

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from metasim.evaluate.rollout import run_task
+from metasim.evaluate.spec import RolloutSpec
 from metasim.policies.base import PolicyContext, register_policy
 from metasim.policies.scripted import ScriptedExpert
 
@@ -43,7 +44,7 @@ class FaultyExpert(ScriptedExpert):
 def test_faults_are_recorded_and_the_run_goes_on(lift_scene, fault, reason):
     name = f"faulty_{fault}"
     register_policy(name)(lambda ctx: type(name, (FaultyExpert,), {"fault": fault})(ctx))
-    records = list(run_task(lift_scene, name, episodes=6, seed=0, num_envs=2))
+    records = list(run_task(lift_scene, RolloutSpec.of(name, seed=0, num_envs=2), 6))
     assert sorted(r.episode for r in records) == list(range(6))
     failed = [r for r in records if r.error]
     assert len(failed) == 2  # the two episodes in flight when the fault hit
@@ -57,5 +58,5 @@ def test_a_policy_that_always_fails_cannot_hang_the_run(lift_scene):
             raise ConnectionError("refused")
 
     register_policy("always_broken")(Broken)
-    records = list(run_task(lift_scene, "always_broken", episodes=5, seed=0, num_envs=2))
+    records = list(run_task(lift_scene, RolloutSpec.of("always_broken", seed=0, num_envs=2), 5))
     assert len(records) == 5 and all(r.error and "refused" in r.error for r in records)

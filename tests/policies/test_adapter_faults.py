@@ -13,6 +13,7 @@ import pytest
 from websockets.sync.server import serve
 
 from metasim.evaluate.rollout import run_task
+from metasim.evaluate.spec import RolloutSpec
 from metasim.policies.serving import MetasimSession, SceneCache
 from metasim.policies.transport import msgpack_numpy
 from metasim.policies.transport.server import PolicyServer
@@ -73,14 +74,7 @@ def serve_faulty(fault: str, at: int = 5) -> PolicyServer:
 def run(scene, port: int, episodes: int = 4, **extra: Any):
     t0 = time.perf_counter()
     records = list(
-        run_task(
-            scene,
-            "openpi",
-            episodes=episodes,
-            seed=0,
-            num_envs=2,
-            policy_options=opts(port, **extra),
-        )
+        run_task(scene, RolloutSpec.of("openpi", opts(port, **extra), seed=0, num_envs=2), episodes)
     )
     return records, time.perf_counter() - t0
 

@@ -10,6 +10,7 @@ import pytest
 
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.rollout import converter_for, run_task
+from metasim.evaluate.spec import RolloutSpec
 from metasim.policies.base import register_policy
 from metasim.policies.conventions import (
     ROT_DIM,
@@ -162,19 +163,17 @@ def test_the_harness_converts_declared_conventions_end_to_end(lift_scene, conv):
     register_policy(name)(lambda ctx: type(name, (_Expressed,), {"conv": conv})(ctx))
     base = sorted(
         (r.episode, r.success, r.steps)
-        for r in run_task(lift_scene, "scripted", episodes=4, seed=1, num_envs=2)
+        for r in run_task(lift_scene, RolloutSpec.of("scripted", seed=1, num_envs=2), 4)
     )
     opts = {"actions": conv.model_dump()}
     got = sorted(
         (r.episode, r.success, r.steps)
-        for r in run_task(lift_scene, name, episodes=4, seed=1, num_envs=2, policy_options=opts)
+        for r in run_task(lift_scene, RolloutSpec.of(name, opts, seed=1, num_envs=2), 4)
     )
     assert got == base and all(s for _, s, _ in got)
 
 
 def test_a_wrong_declared_width_fails_the_episodes_with_the_convention_named(lift_scene):
     opts = {"actions": {"space": "ee_delta", "rotation": "quat_wxyz"}}  # 8-D, expert gives 7
-    records = list(
-        run_task(lift_scene, "scripted", episodes=2, seed=0, num_envs=2, policy_options=opts)
-    )
+    records = list(run_task(lift_scene, RolloutSpec.of("scripted", opts, seed=0, num_envs=2), 2))
     assert all(r.error and "quat_wxyz" in r.error and "8" in r.error for r in records)

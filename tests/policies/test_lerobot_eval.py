@@ -14,6 +14,7 @@ pytest.importorskip("lerobot")
 
 from metasim.errors import MetasimInputError
 from metasim.evaluate.rollout import run_task
+from metasim.evaluate.spec import RolloutSpec
 from metasim.policies.lerobot_testing import build_random_act_checkpoint
 
 
@@ -88,4 +89,4 @@ def run_one(scene, ckpt: Path, state=("joint_pos", "gripper"), **extra):
     """One episode of the checkpoint through the evaluation loop."""
     options = {"path": str(ckpt), "observation": {"state": {"observation.state": list(state)}}}
     options.update(extra)
-    return list(run_task(scene, "lerobot", episodes=1, seed=0, num_envs=1, policy_options=options))
+    return list(run_task(scene, RolloutSpec.of("lerobot", options, seed=0, num_envs=1), 1))

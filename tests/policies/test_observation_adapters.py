@@ -12,6 +12,7 @@ import pytest
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
 from metasim.evaluate.rollout import camera_views, run_task
+from metasim.evaluate.spec import RolloutSpec
 from metasim.policies.images import ImageSpec, fit_image
 from metasim.policies.observation import ObservationSpec
 from metasim.policies.transport.http_json import HttpActServer
@@ -92,13 +93,13 @@ def test_env_renders_the_views_a_policy_declares(lift_scene):
 def test_unknown_camera_is_a_config_error(lift_scene):
     opts = {"observation": {"images": {"img": {"camera": "nope"}}}}
     with pytest.raises(MetasimInputError, match="no camera 'nope'"):
-        list(run_task(lift_scene, "scripted", episodes=1, seed=0, num_envs=1, policy_options=opts))
+        list(run_task(lift_scene, RolloutSpec.of("scripted", opts, seed=0, num_envs=1), 1))
 
 
 def test_python_entry_point_runs_a_metasim_policy_in_process(lift_scene):
     base = sorted(
         (r.episode, r.success, r.steps)
-        for r in run_task(lift_scene, "scripted", episodes=4, seed=2, num_envs=2)
+        for r in run_task(lift_scene, RolloutSpec.of("scripted", seed=2, num_envs=2), 4)
     )
     opts = {
         "target": "metasim.policies.serving:MetasimSession",
@@ -107,7 +108,7 @@ def test_python_entry_point_runs_a_metasim_policy_in_process(lift_scene):
     }
     got = sorted(
         (r.episode, r.success, r.steps)
-        for r in run_task(lift_scene, "python", episodes=4, seed=2, num_envs=2, policy_options=opts)
+        for r in run_task(lift_scene, RolloutSpec.of("python", opts, seed=2, num_envs=2), 4)
     )
     assert got == base
 
@@ -139,9 +140,7 @@ def test_openvla_http_adapter_sends_images_and_instruction(lift_scene):
             "actions": {"space": "ee_delta", "rotation": "euler_xyz", "gripper": "open1"},
         }
         records = list(
-            run_task(
-                lift_scene, "http", episodes=1, seed=0, num_envs=1, execute=1, policy_options=opts
-            )
+            run_task(lift_scene, RolloutSpec.of("http", opts, seed=0, num_envs=1, execute=1), 1)
         )
     assert records[0].error is None and not records[0].success
     first = rec.seen[0]

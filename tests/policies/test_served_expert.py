@@ -14,6 +14,7 @@ import numpy as np
 from omegaconf import OmegaConf
 
 from metasim.evaluate.rollout import run_task
+from metasim.evaluate.spec import RolloutSpec
 from metasim.paths import POLICIES
 from metasim.policies.serving import session_factory
 from metasim.policies.transport.server import PolicyServer
@@ -32,17 +33,14 @@ def outcomes(records) -> list[tuple[int, bool, int, str | None]]:
 
 
 def test_served_expert_matches_in_process(lift_scene):
-    local = list(run_task(lift_scene, "scripted", episodes=6, seed=3, num_envs=3))
+    local = list(run_task(lift_scene, RolloutSpec.of("scripted", seed=3, num_envs=3), 6))
     server = PolicyServer(session_factory("scripted", "ee_delta", {}), metadata={"x": 1})
     with server:
         remote = list(
             run_task(
                 lift_scene,
-                "openpi",
-                episodes=6,
-                seed=3,
-                num_envs=3,
-                policy_options=remote_options(server.port),
+                RolloutSpec.of("openpi", remote_options(server.port), seed=3, num_envs=3),
+                6,
             )
         )
     assert all(r.error is None for r in remote), [r.error for r in remote]
@@ -103,9 +101,7 @@ def test_server_refuses_a_client_that_sends_no_scene(lift_scene):
         opts = remote_options(server.port, retries=0)
         opts["observation"] = {"raw": False}
         t0 = time.perf_counter()
-        records = list(
-            run_task(lift_scene, "openpi", episodes=2, seed=0, num_envs=2, policy_options=opts)
-        )
+        records = list(run_task(lift_scene, RolloutSpec.of("openpi", opts, seed=0, num_envs=2), 2))
     assert time.perf_counter() - t0 < 60
     assert all(r.error and "metasim/scene" in r.error for r in records)
     assert not np.any([r.success for r in records])

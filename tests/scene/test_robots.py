@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from metasim.evaluate.rollout import run_task
+from metasim.evaluate.spec import RolloutSpec
 from metasim.paths import ASSETS
 from metasim.scene import compile_scene
 from metasim.scene.robots import RobotError, builtin_robots, resolve_robot
@@ -83,5 +84,5 @@ def test_menagerie_panda_runs_the_expert(monkeypatch):
     scene = Scene.model_validate({**LIFT, "robot": {"name": "menagerie:franka_emika_panda"}})
     compiled = compile_scene(scene, base_dir=ASSETS)
     assert compiled.robot.name == "menagerie:franka_emika_panda"
-    records = list(run_task(compiled, "scripted", episodes=4, seed=0, num_envs=4))
+    records = list(run_task(compiled, RolloutSpec.of("scripted", seed=0, num_envs=4), 4))
     assert sum(r.success for r in records) >= 3
