@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
+from metasim.cli import (
+    bench_cmd,
+    correlate_cmd,
+    eval_cmd,
+    recon_cmd,
+    report_cmd,
+    scene_cmds,
+    schema_cmd,
+    serve_cmd,
+)
 from metasim.errors import MetasimInputError
-from metasim.paths import SCENES
 
 
 class _Parser(argparse.ArgumentParser):
@@ -18,96 +29,37 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+@dataclass(frozen=True)
+class Verb:
+    """A verb: `add(subparsers)` declares its arguments, `run(args)` calls the library."""
+
+    add: Callable[[Any], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+VERBS: dict[str, Verb] = {
+    "eval": Verb(eval_cmd.add_parser, eval_cmd.run),
+    "scene": Verb(scene_cmds.add_parser, scene_cmds.run),
+    "bench": Verb(bench_cmd.add_parser, bench_cmd.run),
+    "serve": Verb(serve_cmd.add_parser, serve_cmd.run_serve_cli),
+    "recon": Verb(recon_cmd.add_parser, recon_cmd.run_recon_cli),
+    "correlate": Verb(correlate_cmd.add_parser, correlate_cmd.run),
+    "report": Verb(report_cmd.add_parser, report_cmd.run),
+    "schema": Verb(schema_cmd.add_parser, schema_cmd.run),
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="metasim", description=__doc__)
     verbs = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
-
-    ev = verbs.add_parser("eval", help="evaluate a policy on a task suite (Hydra overrides)")
-    ev.add_argument("overrides", nargs="*", help="e.g. suite=tabletop policy=scripted num_envs=8")
-    ev.add_argument("--quiet", action="store_true", help="no progress bar or table")
-
-    scene = verbs.add_parser("scene", help="validate, render or describe scene files")
-    sv = scene.add_subparsers(dest="scene_verb", required=True, parser_class=_Parser)
-    val = sv.add_parser("validate", help="check scene files; exit 2 on the first bad one")
-    val.add_argument("files", nargs="+")
-    ren = sv.add_parser("render", help="write a PNG per camera")
-    ren.add_argument("file")
-    ren.add_argument("--out", required=True)
-    sv.add_parser("schema", help="print the JSON Schema of scene files")
-
-    bench = verbs.add_parser("bench", help="benchmarks printed as JSON")
-    bv = bench.add_subparsers(dest="bench_verb", required=True, parser_class=_Parser)
-    phys = bv.add_parser("physics", help="eval-loop env steps/s next to raw mujoco.rollout")
-    phys.add_argument("--scene", default=str(SCENES / "lift_cube.yaml"))
-    phys.add_argument("--backend", default="mujoco")
-    phys.add_argument("--num-envs", type=int, nargs="+", default=[64])
-    phys.add_argument("--steps", type=int, default=200, help="control steps per measurement")
-    phys.add_argument("--threads", type=int, default=None)
-    phys.add_argument("--repeats", type=int, default=3, help="report the median of this many")
-
-    from metasim.cli import recon_cmd, serve_cmd
-    from metasim.evaluate import bench_render
-
-    bench_render.add_parser(bv)
-    serve_cmd.add_parser(verbs)
-    recon_cmd.add_parser(verbs)
-
-    cor = verbs.add_parser("correlate", help="sim-to-real correlation (or a pairwise ranking)")
-    src = cor.add_mutually_exclusive_group(required=True)
-    src.add_argument("--input", help="CSV: task,policy,sim_success,real_success[,sim_n,real_n]")
-    src.add_argument("--sim", nargs="+", metavar="RUN_DIR", help="run folders of `metasim eval`")
-    src.add_argument("--pairs", help="CSV: policy_a,policy_b,winner (or wins_a,wins_b[,ties])")
-    cor.add_argument("--real", help="with --sim: CSV task,policy,real_success[,real_n]")
-    cor.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    cor.add_argument("--plot", help="write a scatter plot PNG here")
-    cor.add_argument("--html", help="write a self-contained HTML page (table + scatter) here")
-    cor.add_argument("--reps", type=int, default=2000, help="bootstrap replicates")
-    cor.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    cor.add_argument("--prior", type=float, default=0.0, help="--pairs: virtual ties per pair")
-
-    rep = verbs.add_parser("report", help="write a self-contained report.html for a run folder")
-    rep.add_argument("run_dir", help="a run folder of `metasim eval` (holds summary.json)")
-    rep.add_argument("--compare", metavar="OTHER_RUN_DIR", help="a second run, side by side")
-    rep.add_argument("--out", help="where to write the HTML (default RUN_DIR/report.html)")
-    rep.add_argument("--videos", type=int, default=2, help="failures and successes to film")
+    for verb in VERBS.values():
+        verb.add(verbs)
     return parser
 
 
 def run(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
-    if args.verb == "scene":
-        from metasim.cli import scene_cmds
-
-        return scene_cmds.run(args)
-    if args.verb == "eval":
-        from metasim.evaluate.runner import run_eval_cli
-
-        return run_eval_cli(list(args.overrides), quiet=args.quiet)
-    if args.verb == "bench" and args.bench_verb == "render":
-        from metasim.evaluate.bench_render import run_render_bench_cli
-
-        return run_render_bench_cli(args)
-    if args.verb == "serve":
-        from metasim.cli.serve_cmd import run_serve_cli
-
-        return run_serve_cli(args)
-    if args.verb == "recon":
-        from metasim.cli.recon_cmd import run_recon_cli
-
-        return run_recon_cli(args)
-    if args.verb == "bench":
-        from metasim.evaluate.bench import run_physics_bench_cli
-
-        return run_physics_bench_cli(args)
-    if args.verb == "correlate":
-        from metasim.correlate.cli import run_correlate_cli
-
-        return run_correlate_cli(args)
-    if args.verb == "report":
-        from metasim.report.build import run_report_cli
-
-        return run_report_cli(args.run_dir, args.compare, args.out, args.videos)
-    return 2
+    return VERBS[args.verb].run(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,20 +5,40 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from metasim.errors import MetasimInputError
 
 
-def run(args: argparse.Namespace) -> int:
-    if args.scene_verb == "schema":
-        from metasim.scene.schema import Scene
+def add_parser(verbs: Any) -> None:
+    scene = verbs.add_parser("scene", help="validate, render or describe scene files")
+    sv = scene.add_subparsers(dest="scene_verb", required=True, parser_class=type(scene))
+    val = sv.add_parser("validate", help="check scene files; exit 2 on the first bad one")
+    val.add_argument("files", nargs="+")
+    ren = sv.add_parser("render", help="write a PNG per camera")
+    ren.add_argument("file")
+    ren.add_argument("--out", required=True)
+    sv.add_parser("schema", help="print the JSON Schema of scene files")
 
-        print(json.dumps(Scene.model_json_schema(by_alias=True), indent=2))
-        return 0
-    if args.scene_verb == "validate":
-        return validate(args.files)
-    return render(Path(args.file), Path(args.out))
+
+def schema() -> int:
+    from metasim.scene.schema import Scene
+
+    print(json.dumps(Scene.model_json_schema(by_alias=True), indent=2))
+    return 0
+
+
+SUBVERBS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "validate": lambda args: validate(args.files),
+    "render": lambda args: render(Path(args.file), Path(args.out)),
+    "schema": lambda args: schema(),
+}
+
+
+def run(args: argparse.Namespace) -> int:
+    return SUBVERBS[args.scene_verb](args)
 
 
 def validate(files: list[str]) -> int:

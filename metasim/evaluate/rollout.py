@@ -7,10 +7,9 @@ whatever env slot it lands in, so results do not depend on `num_envs`.
 from __future__ import annotations
 
 import inspect
-import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 from pydantic import ValidationError
@@ -18,27 +17,12 @@ from pydantic import ValidationError
 from metasim.envs.noise import RuntimeNoise
 from metasim.envs.vec_env import CameraView, MetasimVectorEnv, episode_seed
 from metasim.errors import MetasimInputError, one_line
+from metasim.evaluate.records import EpisodeRecord
 from metasim.evaluate.spec import RolloutSpec
 from metasim.policies.base import Policy, PolicyContext, PolicyFailure, PolicyOptions, make_policy
 from metasim.policies.conventions import ActionConvention, ActionConverter
 from metasim.policies.observation import ObservationSpec
 from metasim.scene.compile import CompiledScene
-
-
-@dataclass(frozen=True)
-class EpisodeRecord:
-    """One finished episode (a row of episodes.parquet)."""
-
-    task: str
-    episode: int
-    seed: int
-    success: bool
-    progress: float
-    steps: int
-    wall_time_s: float
-    error: str | None
-    cell: str = "nominal"
-    factors: str = "{}"  # JSON of the cell's factor values
 
 
 def policy_context(
@@ -115,7 +99,7 @@ def run_task(
         noise=noise,
         nthread=spec.threads,
     )
-    factors_json = json.dumps(dict(factors or {}), sort_keys=True, default=str)
+    cell_factors = dict(factors or {})
     policy: Policy | None = None
     try:
         ctx = policy_context(env, convert.conv.env_space, spec.options)
@@ -127,7 +111,7 @@ def run_task(
             env, policy, compiled, todo, spec.seed, spec.execute, on_step, convert, spec.ensemble
         )
         for rec in loop.run():
-            yield replace(rec, cell=cell, factors=factors_json)
+            yield replace(rec, cell=cell, factors=cell_factors)
     finally:
         close = getattr(policy, "close", None)
         if close is not None:

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from metasim.errors import MetasimInputError
-from metasim.evaluate.config import EvalConfig, compose
+from metasim.evaluate.config import EvalConfig
 from metasim.evaluate.executors import Shard, run_local, run_ray
-from metasim.evaluate.rollout import EpisodeRecord
+from metasim.evaluate.records import CellSummary, EpisodeRecord, RunSummary, TaskSummary
 from metasim.evaluate.store import RunStore
 from metasim.paths import ROOT
 from metasim.perturb import Cell, Grid, apply_cell, check_grid, load_grid
@@ -42,7 +42,7 @@ from metasim.stats.sensitivity import variance_shares
 @dataclass
 class RunResult:
     run_dir: Path
-    summary: dict[str, Any]
+    summary: RunSummary
     records: list[EpisodeRecord]
 
 
@@ -63,24 +63,24 @@ def versions() -> dict[str, str]:
     return out
 
 
-def summarize(records: list[EpisodeRecord], tasks: list[str]) -> dict[str, Any]:
+def summarize(records: list[EpisodeRecord], tasks: list[str]) -> dict[str, TaskSummary]:
     """Per-task success rate with its 95% Wilson interval, progress and steps."""
-    out: dict[str, Any] = {}
+    out: dict[str, TaskSummary] = {}
     for task in tasks:
         rows = [r for r in records if r.task == task]
         n = len(rows)
         k = sum(r.success for r in rows)
         lo, hi = success_interval(k, n)
-        out[task] = {
-            "success_rate": k / n if n else 0.0,
-            "n": n,
-            "successes": k,
-            "ci95": [lo, hi],
-            "mean_progress": sum(r.progress for r in rows) / n if n else 0.0,
-            "mean_steps": sum(r.steps for r in rows) / n if n else 0.0,
-            "mean_steps_to_success": (sum(r.steps for r in rows if r.success) / k if k else None),
-            "errors": sum(r.error is not None for r in rows),
-        }
+        out[task] = TaskSummary(
+            success_rate=k / n if n else 0.0,
+            n=n,
+            successes=k,
+            ci95=(lo, hi),
+            mean_progress=sum(r.progress for r in rows) / n if n else 0.0,
+            mean_steps=sum(r.steps for r in rows) / n if n else 0.0,
+            mean_steps_to_success=(sum(r.steps for r in rows if r.success) / k if k else None),
+            errors=sum(r.error is not None for r in rows),
+        )
     return out
 
 
@@ -156,20 +156,18 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
         store.export_parquet(names, cell_ids)
     finally:
         store.close()
-    summary: dict[str, Any] = {
-        "tasks": summarize(records, names),
-        "cells": summarize_cells(records, names, cells),
-        "aggregate": aggregate(records, names, cfg.seed),
+    summary = RunSummary(
+        tasks=summarize(records, names),
+        cells=summarize_cells(records, names, cells),
+        aggregate=aggregate(records, names, cfg.seed),
         **sensitivity(records, names, grid),
-        **adaptive_summary(cfg, adaptive),
-        "config": cfg.model_dump(),
-        "versions": versions(),
-        "wall_time_s": time.perf_counter() - start,
-        "run_dir": str(run_dir),
-    }
-    tmp = run_dir / "summary.json.tmp"
-    tmp.write_text(json.dumps(summary, indent=2, default=str) + "\n")
-    tmp.replace(run_dir / "summary.json")
+        adaptive=adaptive_summary(cfg, adaptive),
+        config=cfg.model_dump(),
+        versions=versions(),
+        wall_time_s=time.perf_counter() - start,
+        run_dir=str(run_dir),
+    )
+    summary.write(run_dir)
     return RunResult(run_dir, summary, records)
 
 
@@ -206,8 +204,9 @@ def sensitivity(records: list[EpisodeRecord], tasks: list[str], grid: Grid) -> d
     nominal = {f.name: _level_key(f.nominal_value) for f in grid.factors}
 
     def summary_of(rows: list[EpisodeRecord]) -> dict[str, Any]:
-        values = [json.loads(r.factors) for r in rows]
-        levels = {f: np.array([_level_key(v[f]) for v in values], dtype=object) for f in names}
+        levels = {
+            f: np.array([_level_key(r.factors[f]) for r in rows], dtype=object) for f in names
+        }
         return sensitivity_summary(levels, np.array([r.success for r in rows]), nominal)
 
     out: dict[str, Any] = {
@@ -215,8 +214,9 @@ def sensitivity(records: list[EpisodeRecord], tasks: list[str], grid: Grid) -> d
         "sensitivity_by_task": {t: summary_of([r for r in records if r.task == t]) for t in tasks},
     }
     if grid.design == "factorial" and records:
-        values = [json.loads(r.factors) for r in records]
-        levels = {f: np.array([_level_key(v[f]) for v in values], dtype=object) for f in names}
+        levels = {
+            f: np.array([_level_key(r.factors[f]) for r in records], dtype=object) for f in names
+        }
         shares = variance_shares(levels, np.array([r.success for r in records]))
         out["variance_shares"] = {
             "first_order": shares.first_order,
@@ -320,70 +320,32 @@ class _Runner:
             target = min(target + block, rule.max_episodes)
 
 
-def adaptive_summary(cfg: EvalConfig, cells: dict[str, Any]) -> dict[str, Any]:
+def adaptive_summary(cfg: EvalConfig, cells: dict[str, Any]) -> dict[str, Any] | None:
     if not cfg.adaptive:
-        return {}
+        return None
     used = sum(c["episodes"] for t in cells.values() for c in t.values())
     saved = sum(c["saved"] for t in cells.values() for c in t.values())
     return {
-        "adaptive": {
-            "rule": {
-                "width": cfg.adaptive_width,
-                "min_episodes": cfg.adaptive_min,
-                "max_episodes": cfg.episodes,
-                "interval": "wilson 95%",
-            },
-            "episodes_used": used,
-            "episodes_saved": saved,
-            "cells": cells,
-        }
+        "rule": {
+            "width": cfg.adaptive_width,
+            "min_episodes": cfg.adaptive_min,
+            "max_episodes": cfg.episodes,
+            "interval": "wilson 95%",
+        },
+        "episodes_used": used,
+        "episodes_saved": saved,
+        "cells": cells,
     }
 
 
 def summarize_cells(
     records: list[EpisodeRecord], tasks: list[str], cells: list[Cell]
-) -> dict[str, Any]:
+) -> dict[str, CellSummary]:
     """Per cell: its factor values and the per-task summary of its episodes."""
     return {
-        cell.id: {
-            "factors": cell.values,
-            "tasks": summarize([r for r in records if r.cell == cell.id], tasks),
-        }
+        cell.id: CellSummary(
+            factors=cell.values,
+            tasks=summarize([r for r in records if r.cell == cell.id], tasks),
+        )
         for cell in cells
     }
-
-
-def run_eval_cli(overrides: list[str], quiet: bool = False) -> int:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
-
-    cfg = compose(overrides)
-    console = Console(stderr=True)
-    if quiet:
-        result = run_eval(cfg)
-    else:
-        columns = (
-            TextColumn("{task.description:<16}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-        )
-        with Progress(*columns, console=console) as progress:
-            result = run_eval(cfg, progress)
-    table = Table(title=f"{cfg.suite.name} / {cfg.policy.kind} (seed {cfg.seed})")
-    for col in ("task", "success", "95% CI", "n", "progress", "steps"):
-        table.add_column(col, justify="left" if col == "task" else "right")
-    for task, row in result.summary["tasks"].items():
-        lo, hi = row["ci95"]
-        table.add_row(
-            task,
-            f"{row['success_rate']:.2f}",
-            f"[{lo:.2f}, {hi:.2f}]",
-            str(row["n"]),
-            f"{row['mean_progress']:.2f}",
-            f"{row['mean_steps']:.0f}",
-        )
-    Console().print(table)
-    Console().print(f"run folder: {result.run_dir}")
-    return 0

@@ -21,7 +21,7 @@ from typing import Any
 import duckdb
 
 from metasim.errors import MetasimInputError
-from metasim.evaluate.rollout import EpisodeRecord
+from metasim.evaluate.records import EpisodeRecord, decode_factors, encode_factors
 
 TABLE = "episodes"
 _COLUMNS = {
@@ -84,7 +84,7 @@ class RunStore:
 
     def append(self, record: EpisodeRecord) -> None:
         """Insert one finished episode (committed before returning)."""
-        row = asdict(record)
+        row = {**asdict(record), "factors": encode_factors(record.factors)}
         names = list(_COLUMNS)
         self.con.execute(
             f"INSERT INTO {TABLE} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
@@ -96,7 +96,12 @@ class RunStore:
         rows = self.con.execute(
             f"SELECT {', '.join(names)} FROM {TABLE} ORDER BY task, cell, episode"
         ).fetchall()
-        return [EpisodeRecord(**dict(zip(names, r, strict=True))) for r in rows]
+        out = []
+        for r in rows:
+            row = dict(zip(names, r, strict=True))
+            row["factors"] = decode_factors(row["factors"], str(self.path))
+            out.append(EpisodeRecord(**row))
+        return out
 
     def export_parquet(self, tasks: Iterable[str], cells: Iterable[str] = ("nominal",)) -> Path:
         """Write episodes.parquet ordered by task (suite order), cell (grid order), episode."""

@@ -141,14 +141,10 @@ def effect_matrix(run: Run, factors: Sequence[str]) -> np.ndarray:
 
 def cell_scores(run: Run) -> np.ndarray:
     """(C * T,) success rate of every (cell, task) pair; the task rates without a grid."""
-    scores = [
-        row["success_rate"]
-        for cell in run.cells.values()
-        for row in cell.get("tasks", {}).values()
-        if row.get("n")
-    ]
+    rows = [row for cell in run.cells.values() for row in cell.tasks.values()]
+    scores = [row.success_rate for row in rows if row.n]
     if not scores:
-        scores = [row["success_rate"] for row in run.summary["tasks"].values() if row.get("n")]
+        scores = [row.success_rate for row in run.summary.tasks.values() if row.n]
     return np.asarray(scores, dtype=np.float64)
 
 
@@ -170,4 +166,4 @@ def iqm(scores: np.ndarray) -> float:
 
 def task_rates(run: Run) -> np.ndarray:
     """(T,) success rate per task (pooled over cells)."""
-    return np.asarray([row["success_rate"] for row in run.summary["tasks"].values()], float)
+    return np.asarray([row.success_rate for row in run.summary.tasks.values()], float)

@@ -64,7 +64,7 @@ def title(runs: list[Run]) -> str:
 def meta(runs: list[Run]) -> str:
     parts = []
     for r in runs:
-        commit = str(r.summary.get("versions", {}).get("git_commit", "?"))[:10]
+        commit = str(r.summary.versions.get("git_commit", "?"))[:10]
         parts.append(
             f"{esc(r.path)}: {len(r.tasks)} tasks, {len(r.cells) or 1} cells, "
             f"{len(r.episodes)} episodes, {r.config.get('episodes', '?')} per cell, "
@@ -77,7 +77,7 @@ def overview(runs: list[Run]) -> str:
     rows = []
     for r in runs:
         rates = an.task_rates(r)
-        agg = r.summary.get("aggregate")
+        agg = r.summary.aggregate
         stored = " (summary.json has an 'aggregate' entry, below)" if agg else ""
         rows.append([r.label, f"{np.mean(rates):.3f}", f"{an.iqm(rates):.3f}", len(rates), stored])
     body = table(["run", "mean success", "IQM", "tasks", "note"], rows)
@@ -93,18 +93,18 @@ def success_section(runs: list[Run]) -> str:
         rows = [
             [
                 t,
-                rate_cell(s["successes"], s["n"], *s["ci95"]),
-                f"{s['mean_progress']:.2f}",
-                f"{s['mean_steps']:.0f}",
-                s.get("errors", 0),
+                rate_cell(s.k, s.n, *s.interval),
+                "–" if s.mean_progress is None else f"{s.mean_progress:.2f}",
+                "–" if s.mean_steps is None else f"{s.mean_steps:.0f}",
+                s.errors,
             ]
-            for t, s in r.summary["tasks"].items()
+            for t, s in r.summary.tasks.items()
         ]
         tbl = table(["task", "success [95% CI] (k/n)", "progress", "steps", "errors"], rows)
         cols.append(f"<div><h3>{esc(r.label)}</h3>{tbl}</div>")
         tasks = r.tasks
         rates = an.task_rates(r)
-        ci = np.asarray([r.summary["tasks"][t]["ci95"] for t in tasks], dtype=np.float64)
+        ci = np.asarray([r.summary.tasks[t].interval for t in tasks], dtype=np.float64)
         series.append((r.label, tasks, rates, ci.reshape(-1, 2)))
     body = f'<div class="cols">{"".join(cols)}</div>'
     body += figure(plots.task_bars(series), "success per task", "Success rate per task, 95% CI.")
@@ -114,17 +114,17 @@ def success_section(runs: list[Run]) -> str:
 def difference_section(a: Run, b: Run) -> str:
     rows, classes = [], []
     for task in dict.fromkeys(a.tasks + b.tasks):
-        sa, sb = a.summary["tasks"].get(task), b.summary["tasks"].get(task)
+        sa, sb = a.summary.tasks.get(task), b.summary.tasks.get(task)
         if not sa or not sb:
             rows.append([task, "–", "–", "–", "only in one run"])
             classes.append("")
             continue
-        d, lo, hi = an.newcombe(sb["successes"], sb["n"], sa["successes"], sa["n"])
+        d, lo, hi = an.newcombe(sb.k, sb.n, sa.k, sa.n)
         rows.append(
             [
                 task,
-                f"{sa['success_rate']:.2f}",
-                f"{sb['success_rate']:.2f}",
+                f"{sa.success_rate:.2f}",
+                f"{sb.success_rate:.2f}",
                 f"{d:+.2f}",
                 f"[{lo:+.2f}, {hi:+.2f}]",
             ]
@@ -150,8 +150,8 @@ def cells_section(runs: list[Run]) -> str:
         if not r.has_grid:
             continue
         rows = [
-            [c, _changed(r, cell.get("factors", {}))]
-            + [rate_cell(s["successes"], s["n"], *s["ci95"]) for s in cell["tasks"].values()]
+            [c, _changed(r, cell.factors)]
+            + [rate_cell(s.k, s.n, *s.interval) for s in cell.tasks.values()]
             for c, cell in r.cells.items()
         ]
         body += f"<h3>{esc(r.label)}</h3>" + table(["cell", "factors (vs nominal)", *r.tasks], rows)
@@ -252,8 +252,8 @@ def stored_section(runs: list[Run]) -> str:
     body = ""
     for r in runs:
         for key in ("aggregate", "sensitivity", "sensitivity_by_task"):
-            if key in r.summary:
-                text = json.dumps(r.summary[key], indent=1, default=_num)
+            if key in r.summary.model_fields_set:  # present in summary.json
+                text = json.dumps(getattr(r.summary, key), indent=1, default=_num)
                 body += (
                     f"<details><summary>{esc(r.label)}: summary.json “{key}”</summary>"
                     f"<pre>{esc(text)}</pre></details>"
@@ -263,14 +263,3 @@ def stored_section(runs: list[Run]) -> str:
 
 def _num(value: Any) -> Any:
     return None if isinstance(value, float) and math.isnan(value) else str(value)
-
-
-def run_report_cli(run_dir: str, compare: str | None, out: str | None, videos: int) -> int:
-    """The `metasim report` verb: write the report, print its path."""
-    if videos < 0:
-        from metasim.errors import MetasimInputError
-
-        raise MetasimInputError("--videos", [f"must be >= 0, got {videos}"])
-    path = build_report(run_dir, compare, out, videos)
-    print(f"report: {path} ({path.stat().st_size / 1e6:.1f} MB)")
-    return 0

@@ -46,7 +46,7 @@ def test_ray_matches_local(tmp_path, cluster):
         compose([*ARGS, "executor=ray", "shard_episodes=3", f"out={tmp_path / 'ray'}"])
     )
     assert _rows(tmp_path / "ray") == _rows(tmp_path / "local")
-    assert remote.summary["tasks"] == local.summary["tasks"]
+    assert remote.summary.tasks == local.summary.tasks
 
 
 def test_killed_worker_loses_nothing(tmp_path, cluster):

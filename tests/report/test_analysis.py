@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from metasim.evaluate.records import RunSummary
 from metasim.report import analysis as an
 from metasim.report.data import Episode, Run
 
@@ -20,7 +21,18 @@ def make_run() -> Run:
     }
     wins = {"nominal": 4, "c1": 3, "c2": 0}
     eps = [
-        Episode("t", cid, k, k, k < wins[cid], 1.0, 10, None, f)
+        Episode(
+            task="t",
+            cell=cid,
+            episode=k,
+            seed=k,
+            success=k < wins[cid],
+            progress=1.0,
+            steps=10,
+            wall_time_s=0.0,
+            error=None,
+            factors=f,
+        )
         for cid, f in cells.items()
         for k in range(4)
     ]
@@ -31,7 +43,7 @@ def make_run() -> Run:
             for cid, f in cells.items()
         },
     }
-    return Run(Path("x"), summary, eps)
+    return Run(Path("x"), RunSummary.model_validate(summary), eps)
 
 
 def test_newcombe_matches_the_hand_value() -> None:

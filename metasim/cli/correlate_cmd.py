@@ -5,18 +5,30 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from metasim.correlate.analysis import BootstrapSpec, analyze
-from metasim.correlate.bradley_terry import fit_bradley_terry, load_pairwise_csv
-from metasim.correlate.metrics import METRICS
-from metasim.correlate.plot import scatter_plot
-from metasim.correlate.runs import load_study_runs
-from metasim.correlate.study import Study, load_study_csv
 from metasim.errors import MetasimInputError
+
+if TYPE_CHECKING:
+    from metasim.correlate.study import Study
 
 LABELS = {"pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall τ", "mmrv": "MMRV"}
 SOURCE = "metasim correlate"
+
+
+def add_parser(verbs: Any) -> None:
+    cor = verbs.add_parser("correlate", help="sim-to-real correlation (or a pairwise ranking)")
+    src = cor.add_mutually_exclusive_group(required=True)
+    src.add_argument("--input", help="CSV: task,policy,sim_success,real_success[,sim_n,real_n]")
+    src.add_argument("--sim", nargs="+", metavar="RUN_DIR", help="run folders of `metasim eval`")
+    src.add_argument("--pairs", help="CSV: policy_a,policy_b,winner (or wins_a,wins_b[,ties])")
+    cor.add_argument("--real", help="with --sim: CSV task,policy,real_success[,real_n]")
+    cor.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    cor.add_argument("--plot", help="write a scatter plot PNG here")
+    cor.add_argument("--html", help="write a self-contained HTML page (table + scatter) here")
+    cor.add_argument("--reps", type=int, default=2000, help="bootstrap replicates")
+    cor.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    cor.add_argument("--prior", type=float, default=0.0, help="--pairs: virtual ties per pair")
 
 
 def _fmt(value: float | None, ci: list[float] | None) -> str:
@@ -27,6 +39,8 @@ def _fmt(value: float | None, ci: list[float] | None) -> str:
 
 
 def _row(name: str, n: str, result: dict[str, Any]) -> list[str]:
+    from metasim.correlate.metrics import METRICS
+
     ci = result.get("ci95") or {}
     return [name, n, *(_fmt(result.get(m), ci.get(m)) for m in METRICS)]
 
@@ -35,6 +49,8 @@ def print_table(result: dict[str, Any]) -> None:
     """A human-readable table of every task, the pooled points and the mean over tasks."""
     from rich.console import Console
     from rich.table import Table
+
+    from metasim.correlate.metrics import METRICS
 
     table = Table(title="Sim-to-real agreement (95% CI)")
     for col in ("task", "N", *(LABELS[m] for m in METRICS)):
@@ -82,6 +98,9 @@ def print_ranking(result: dict[str, Any]) -> None:
 
 
 def _study(args: argparse.Namespace) -> Study:
+    from metasim.correlate.runs import load_study_runs
+    from metasim.correlate.study import load_study_csv
+
     if args.sim:
         if not args.real:
             raise MetasimInputError(SOURCE, ["--sim needs --real real.csv (real success rates)"])
@@ -92,6 +111,8 @@ def _study(args: argparse.Namespace) -> Study:
 
 
 def _pairs(args: argparse.Namespace) -> int:
+    from metasim.correlate.bradley_terry import fit_bradley_terry, load_pairwise_csv
+
     if args.plot:
         raise MetasimInputError(
             SOURCE, ["--plot draws a sim/real study; it does not apply to --pairs"]
@@ -111,8 +132,11 @@ def _pairs(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_correlate_cli(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """The `metasim correlate` verb: see `metasim correlate --help`."""
+    from metasim.correlate.analysis import BootstrapSpec, analyze
+    from metasim.correlate.plot import scatter_plot
+
     if args.reps < 1:
         raise MetasimInputError("--reps", [f"expected a whole number ≥ 1, got {args.reps}"])
     if args.prior < 0:

@@ -1,0 +1,50 @@
+"""`metasim eval [OVERRIDES...]`: compose the config, run it, print the per-task table."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_parser(verbs: Any) -> None:
+    ev = verbs.add_parser("eval", help="evaluate a policy on a task suite (Hydra overrides)")
+    ev.add_argument("overrides", nargs="*", help="e.g. suite=tabletop policy=scripted num_envs=8")
+    ev.add_argument("--quiet", action="store_true", help="no progress bar or table")
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from metasim.evaluate.config import compose
+    from metasim.evaluate.runner import run_eval
+
+    cfg = compose(list(args.overrides))  # validated, rollout spec built: nothing written yet
+    if args.quiet:
+        result = run_eval(cfg)
+    else:
+        columns = (
+            TextColumn("{task.description:<16}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+        )
+        with Progress(*columns, console=Console(stderr=True)) as progress:
+            result = run_eval(cfg, progress)
+    table = Table(title=f"{cfg.suite.name} / {cfg.policy.kind} (seed {cfg.seed})")
+    for col in ("task", "success", "95% CI", "n", "progress", "steps"):
+        table.add_column(col, justify="left" if col == "task" else "right")
+    for task, row in result.summary.tasks.items():
+        lo, hi = row.interval
+        table.add_row(
+            task,
+            f"{row.success_rate:.2f}",
+            f"[{lo:.2f}, {hi:.2f}]",
+            str(row.n),
+            f"{row.mean_progress or 0.0:.2f}",
+            f"{row.mean_steps or 0.0:.0f}",
+        )
+    Console().print(table)
+    Console().print(f"run folder: {result.run_dir}")
+    return 0
