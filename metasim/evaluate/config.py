@@ -8,6 +8,7 @@ field (exit 2, the key and what was expected).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -17,6 +18,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -25,6 +27,9 @@ from pydantic import (
 from metasim.errors import MetasimInputError, validation_problems
 from metasim.evaluate.spec import RolloutSpec
 from metasim.paths import EVAL, POLICIES, SCENES
+from metasim.yamlio import Loc, dotted, line_of, load_yaml, node_at, plain
+
+Locate = Callable[[tuple[int | str, ...]], str]  # a field's location -> 'file line N, '
 
 
 class SuiteConfig(BaseModel):
@@ -91,6 +96,8 @@ class EvalConfig(BaseModel):
     ray_address: str | None = None  # default: RAY_ADDRESS, else a local Ray instance
     shard_episodes: Annotated[int, Field(ge=1)] = 8  # episodes per Ray task
 
+    _locate: Locate | None = PrivateAttr(default=None)  # set by compose(): file lines
+
     @field_validator("device")
     @classmethod
     def _cpu_only(cls, v: str) -> str:
@@ -110,6 +117,7 @@ class EvalConfig(BaseModel):
         return RolloutSpec.of(
             p.kind,
             p.adapter_options(),
+            locate=self._locate,
             seed=self.seed,
             num_envs=self.num_envs,
             backend=self.backend,
@@ -135,44 +143,97 @@ class EvalConfig(BaseModel):
         return files
 
 
-def _register_groups() -> None:
+Sources = dict[tuple[str, str], tuple[Path, Any]]  # (group, name) -> (file, YAML data)
+
+
+def _register_groups() -> Sources:
+    """Suites and policy configs, each read through `load_yaml` (bounded; a syntax error
+    names file and line), stored as Hydra config groups; their YAML data, for lines."""
     from hydra.core.config_store import ConfigStore
 
     store = ConfigStore.instance()
-    for path in sorted(EVAL.glob("*.yaml")):
-        if path.stem != "config":
-            store.store(group="suite", name=path.stem, node=OmegaConf.load(path))
-    for path in sorted(POLICIES.glob("*.yaml")):
-        store.store(group="policy", name=path.stem, node=OmegaConf.load(path))
+    sources: Sources = {}
+    load_yaml(EVAL / "config.yaml", "eval config")  # bounds and syntax; Hydra reads it
+    groups = [("suite", p, "suite file") for p in sorted(EVAL.glob("*.yaml")) if p.stem != "config"]
+    groups += [("policy", p, "policy config") for p in sorted(POLICIES.glob("*.yaml"))]
+    for group, path, what in groups:
+        data = load_yaml(path, what)
+        if not isinstance(data, dict):
+            raise MetasimInputError(str(path), [f"(top level): expected a mapping, got {data!r}"])
+        store.store(group=group, name=path.stem, node=OmegaConf.create(plain(data)))
+        sources[(group, path.stem)] = (path, data)
+    return sources
+
+
+def _locator(sources: Sources, choices: dict[str, str], overrides: list[str]) -> Locate:
+    """Where a config field came from: `<file> line N, ` when the chosen suite or policy
+    file sets it, '' when it came from the command line (or is not set anywhere)."""
+    given = {o.lstrip("+~").split("=", 1)[0] for o in overrides}
+    given -= {"suite", "policy"}  # `policy=NAME` picks the file; it sets no field
+
+    def locate(loc: Loc) -> str:
+        key = dotted(loc)
+        if (
+            not loc
+            or loc[0] not in ("suite", "policy")
+            or any(key == g or key.startswith(g + ".") or key.startswith(g + "[") for g in given)
+        ):
+            return ""
+        group = str(loc[0])
+        path, data = sources.get((group, choices.get(group, "")), (None, None))
+        if path is None or node_at(data, loc[1:]) is None:
+            return ""
+        line = line_of(data, loc[1:])
+        return f"{_rel(path)} line {line}, " if line else f"{_rel(path)}, "
+
+    return locate
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def compose(overrides: list[str]) -> EvalConfig:
-    """Compose eval/config.yaml with command-line `overrides` and validate the result."""
+    """Compose eval/config.yaml with command-line `overrides`, validate the result and
+    build its rollout spec (policy options validated): a bad value is an input error
+    naming the key (and the file and line that set it), before anything is written."""
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
-    _register_groups()
+    sources = _register_groups()
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(EVAL.resolve()), version_base=None):
-            cfg = hydra_compose(config_name="config", overrides=overrides)
+            cfg = hydra_compose(config_name="config", overrides=overrides, return_hydra_config=True)
     except (HydraException, OmegaConfBaseException, ValueError) as exc:
         msg = " ".join(str(exc).split()).split(" Config search path")[0]
         raise MetasimInputError("command line", [msg], _choices_hint()) from None
+    choices = {k: str(cfg.hydra.runtime.choices.get(k)) for k in ("suite", "policy")}
+    OmegaConf.set_struct(cfg, False)
+    del cfg["hydra"]
+    locate = _locator(sources, choices, overrides)
     raw: Any = OmegaConf.to_container(cfg, resolve=True)
     try:
         config = EvalConfig.model_validate(raw)
     except ValidationError as exc:
-        raise MetasimInputError("command line", validation_problems(exc)) from None
+        problems = [
+            locate(tuple(p for p in err["loc"] if isinstance(p, int | str))) + text
+            for err, text in zip(exc.errors(), validation_problems(exc), strict=True)
+        ]
+        raise MetasimInputError("command line", problems) from None
     from metasim.sim import get_backend
 
     try:
         get_backend(config.backend)
     except KeyError as exc:
         raise MetasimInputError("command line", [f"backend: {exc.args[0]}"]) from None
+    config._locate = locate
     config.rollout  # noqa: B018 -- policy options checked now, before any folder is written
     return config
 

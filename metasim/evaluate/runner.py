@@ -126,10 +126,10 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
     the same seed in every cell (common random numbers), so cells differ only by their
     factors and the comparison with the nominal cell is paired.
     """
+    grid = load_grid(cfg.perturbation)
     files = cfg.task_files()
     scenes = [(f, load_scene(f)) for f in files]  # every scene is checked before any runs
     names = [s.name for _, s in scenes]
-    grid = load_grid(cfg.perturbation)
     cells = check_grid(grid, [s for _, s in scenes], f"perturbation {cfg.perturbation!r}")
     cfg.rollout  # noqa: B018 -- a bad policy option is refused before the folder exists
     run_dir = Path(cfg.out) if cfg.out else default_run_dir(cfg)

@@ -7,7 +7,7 @@ the executor and into `run_task`. Picklable (what a Ray worker receives).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,10 +35,16 @@ class RolloutSpec:
     threads: int | None = None
 
     @classmethod
-    def of(cls, policy: str, options: Mapping[str, Any] | None = None, **kw: Any) -> RolloutSpec:
+    def of(
+        cls,
+        policy: str,
+        options: Mapping[str, Any] | None = None,
+        locate: Callable[[tuple[int | str, ...]], str] | None = None,
+        **kw: Any,
+    ) -> RolloutSpec:
         """A spec with `options` validated against the model kind `policy` registered
-        (an input error naming the key otherwise)."""
-        return cls(policy=policy, options=policy_options(policy, options or {}), **kw)
+        (an input error naming the key, and with `locate` the file line that set it)."""
+        return cls(policy=policy, options=policy_options(policy, options or {}, locate), **kw)
 
     @property
     def actions(self) -> ActionConvention:

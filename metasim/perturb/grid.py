@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from scipy.stats import qmc
 
 from metasim.envs.noise import RuntimeNoise
-from metasim.errors import MetasimInputError, validation_problems
+from metasim.errors import MetasimInputError
 from metasim.paths import PERTURBATIONS
 from metasim.perturb.axes import RUNTIME_AXES, SCENE_AXES, axis_names
 from metasim.scene.schema import Scene
@@ -171,18 +171,15 @@ def load_grid(name_or_path: str) -> Grid:
     path = Path(name_or_path)
     if path.suffix not in (".yaml", ".yml"):
         path = PERTURBATIONS / f"{name_or_path}.yaml"
-    from metasim.scene.loader import load_yaml
+    from metasim.yamlio import load_yaml, validate_yaml
 
     if not path.is_file():
         known = sorted(p.stem for p in PERTURBATIONS.glob("*.yaml"))
         raise MetasimInputError(
             "perturbation", [f"no grid {name_or_path!r} (looked at {path}); known: {known}"]
         )
-    data = load_yaml(path)
-    try:
-        return Grid.model_validate(data)
-    except ValidationError as exc:
-        raise MetasimInputError(str(path), validation_problems(exc, show_input=False)) from None
+    data = load_yaml(path, "perturbation grid")
+    return validate_yaml(Grid, data, path, show_input=False)
 
 
 def check_grid(grid: Grid, scenes: list[Scene], source: str) -> list[Cell]:

@@ -150,19 +150,33 @@ def policy_kind(name: str) -> PolicyKind:
     return _REGISTRY[name]
 
 
-def parse_policy_options(model: type[OptionsT], options: Mapping[str, Any], kind: str) -> OptionsT:
+def parse_policy_options(
+    model: type[OptionsT],
+    options: Mapping[str, Any],
+    kind: str,
+    locate: Callable[[tuple[int | str, ...]], str] | None = None,
+) -> OptionsT:
     """Validate a policy config's options; a bad or unknown key is an input error naming
-    it (`policy.<key>`)."""
+    it (`policy.<key>`, after `locate(("policy", *key))`: the file line that set it)."""
     try:
         return model.model_validate(dict(options))
     except ValidationError as exc:
         problems = validation_problems(exc, prefix="policy.")
+        if locate is not None:
+            locs = [
+                ("policy", *(p for p in e["loc"] if isinstance(p, int | str))) for e in exc.errors()
+            ]
+            problems = [locate(loc) + text for loc, text in zip(locs, problems, strict=True)]
         raise MetasimInputError(f"policy config (kind {kind})", problems) from None
 
 
-def policy_options(name: str, options: Mapping[str, Any]) -> PolicyOptions:
+def policy_options(
+    name: str,
+    options: Mapping[str, Any],
+    locate: Callable[[tuple[int | str, ...]], str] | None = None,
+) -> PolicyOptions:
     """`options` validated against the options model kind `name` registered."""
-    return parse_policy_options(policy_kind(name).options, options, name)
+    return parse_policy_options(policy_kind(name).options, options, name, locate)
 
 
 def make_policy(name: str, ctx: PolicyContext) -> Policy:

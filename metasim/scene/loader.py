@@ -19,49 +19,23 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from metasim.errors import MetasimInputError
-from metasim.errors import one_line as _one_line
 from metasim.scene.references import check_references
 from metasim.scene.schema import PREDICATE_KINDS, Scene
-
-Loc = tuple[int | str, ...]
+from metasim.yamlio import Loc
+from metasim.yamlio import at as _at
+from metasim.yamlio import dotted as _dotted
+from metasim.yamlio import line_of as _line_of
+from metasim.yamlio import line_prefix as _line_prefix
+from metasim.yamlio import load_yaml as _load_yaml
+from metasim.yamlio import node_at as _node
+from metasim.yamlio import walk as _walk
 
 
 def load_yaml(path: Path) -> Any:
-    """Parse YAML keeping line numbers (ruamel round-trip nodes)."""
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise MetasimInputError(str(path), ["no such file"]) from None
-    except IsADirectoryError:
-        raise MetasimInputError(str(path), ["is a directory, not a scene file"]) from None
-    except UnicodeDecodeError as exc:
-        line = bytes(exc.object[: exc.start]).count(b"\n") + 1
-        bad = bytes(exc.object[exc.start : exc.start + 1])
-        raise MetasimInputError(
-            str(path), [f"line {line}: not UTF-8 text (byte 0x{bad.hex()}); save the file as UTF-8"]
-        ) from None
-    except OSError as exc:
-        raise MetasimInputError(str(path), [f"cannot be read ({exc.strerror or exc})"]) from None
-    try:
-        return YAML(typ="rt").load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        what = _one_line(exc.problem or exc.context or "malformed YAML")
-        if "'\\t'" in what:
-            what += " (a tab; YAML indents with spaces only)"
-        raise MetasimInputError(str(path), [f"{where}YAML syntax error: {what}"]) from None
-    except YAMLError as exc:
-        raise MetasimInputError(str(path), [f"YAML syntax error: {_one_line(str(exc))}"]) from None
-    except RecursionError:
-        raise MetasimInputError(
-            str(path), ["YAML syntax error: the data is nested too deeply"]
-        ) from None
+    """Parse a scene file (see metasim.yamlio: bounded, errors with line numbers)."""
+    return _load_yaml(path, "scene file")
 
 
 def load_scene(path: str | Path) -> Scene:
@@ -158,76 +132,6 @@ def _clean_loc(loc: Loc, data: Any) -> Loc:
         else:
             node = None
     return tuple(out)
-
-
-def _dotted(loc: Loc) -> str:
-    text = ""
-    for part in loc:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text += f".{part}" if text else str(part)
-    return text or "(top level)"
-
-
-def _walk(data: Any, loc: Loc) -> tuple[Loc, Any]:
-    """Follow `loc` through the YAML data; return the part of loc that exists and its node."""
-    real: list[int | str] = []
-    node = data
-    for part in loc:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            node = node[part]
-        elif isinstance(node, dict) and part == "not_" and "not" in node:
-            node = node["not"]
-            part = "not"
-        else:
-            return tuple(real), node
-        real.append(part)
-    return tuple(real), node
-
-
-def _node(data: Any, loc: Loc) -> Any:
-    real, node = _walk(data, loc)
-    return node if len(real) == len(loc) else None
-
-
-def _line_of(data: Any, loc: Loc) -> int | None:
-    """1-based line of the node at `loc` (or of its nearest ancestor)."""
-    node = data
-    line: int | None = None
-    for part in loc:
-        parent, node = node, None
-        if isinstance(parent, CommentedMap) and part in parent:
-            line = _lc_line(parent.lc.key, part, line)
-            node = parent[part]
-        elif isinstance(parent, CommentedSeq) and isinstance(part, int) and part < len(parent):
-            line = _lc_line(parent.lc.item, part, line)
-            node = parent[part]
-        else:
-            break
-    return line
-
-
-def _at(data: Any, loc: Loc) -> str:
-    """`line N, a.b[0].c`: where a problem is, for the start of its message."""
-    return f"{_line_prefix(data, loc)}{_dotted(loc)}"
-
-
-def _lc_line(lookup: Any, part: Any, default: int | None) -> int | None:
-    """ruamel's recorded line of a key or item; keys merged in with `<<:` have none."""
-    try:
-        pos = lookup(part)
-    except (KeyError, IndexError, TypeError):
-        return default
-    return pos[0] + 1 if pos else default
-
-
-def _line_prefix(data: Any, loc: Loc) -> str:
-    real, _ = _walk(data, loc)
-    line = _line_of(data, real)
-    return f"line {line}, " if line else ""
 
 
 _EXPECT = {

