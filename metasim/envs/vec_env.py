@@ -177,6 +177,11 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
 
     # ------------------------------------------------------------ gym API
 
+    @property
+    def episode_steps(self) -> np.ndarray:
+        """(B,) control steps each env has taken in its current episode (a copy)."""
+        return self._steps.copy()
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:

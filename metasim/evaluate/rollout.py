@@ -6,7 +6,6 @@ whatever env slot it lands in, so results do not depend on `num_envs`.
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -104,7 +103,7 @@ def run_task(
     try:
         ctx = policy_context(env, convert.conv.env_space, spec.options)
         policy = make_policy(spec.policy, ctx)
-        env.add_views(getattr(policy, "views", ()))  # views a policy derives (LeRobot's)
+        env.add_views(policy.views)  # views a policy derives (LeRobot's)
         if on_env is not None:
             on_env(env)
         loop = _Loop(
@@ -113,9 +112,8 @@ def run_task(
         for rec in loop.run():
             yield replace(rec, cell=cell, factors=cell_factors)
     finally:
-        close = getattr(policy, "close", None)
-        if close is not None:
-            close()
+        if policy is not None:
+            policy.close()
         env.close()
 
 
@@ -156,8 +154,6 @@ class _Loop:
         self.env, self.policy, self.seed = env, policy, seed
         self.execute, self.on_step, self.ensemble = execute, on_step, ensemble
         self.convert = convert or converter_for(compiled, {})
-        params = inspect.signature(policy.act).parameters.values()
-        self.pass_ids = len(params) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
         self.name = compiled.scene.name
         self.instruction = compiled.scene.task.instruction
         n = env.num_envs
@@ -212,10 +208,7 @@ class _Loop:
         ids = np.flatnonzero(need)
         failed: dict[int, str] = {}
         try:
-            if self.pass_ids:
-                fresh = np.asarray(self.policy.act(self.obs, ids), dtype=np.float64)
-            else:  # a policy written for act(obs)
-                fresh = np.asarray(self.policy.act(self.obs), dtype=np.float64)
+            fresh = np.asarray(self.policy.act(self.obs, ids), dtype=np.float64)
         except PolicyFailure as exc:
             fresh = np.asarray(exc.chunk, dtype=np.float64)
             failed = {int(i): f"policy error: {r}" for i, r in exc.failed.items()}
@@ -323,7 +316,7 @@ class _Loop:
                     seed=episode_seed(self.seed, k),
                     success=False,
                     progress=0.0,
-                    steps=int(self.env._steps[slot]),
+                    steps=int(self.env.episode_steps[slot]),
                     wall_time_s=now - float(self.started[slot]),
                     error=error,
                 )

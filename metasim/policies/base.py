@@ -13,13 +13,14 @@ padded with rows that are all NaN. A policy that fails for some envs only raises
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from metasim.envs.vec_env import CameraView
 from metasim.errors import MetasimInputError, validation_problems
 from metasim.policies.conventions import ActionConvention
 from metasim.policies.observation import ObservationSpec
@@ -84,7 +85,16 @@ class PolicyContext:
 
 
 class Policy(Protocol):
+    """What the harness drives. `views`: camera views the policy needs rendered beyond
+    its observation spec's (LeRobot derives them from the checkpoint); `close()` releases
+    connections, threads or models when the task's episodes are done."""
+
     action_space: str
+
+    @property
+    def views(self) -> Sequence[CameraView]: ...
+
+    def close(self) -> None: ...
 
     def reset(self, instruction: str, env_ids: np.ndarray | None = None) -> None: ...
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from metasim.envs.vec_env import CameraView
 from metasim.policies.base import PolicyContext, register_policy
 from metasim.rotations import axis_angle_to_mat, mat_to_axis_angle, quat_to_mat, yaw_of
 from metasim.scene.schema import DrawerSpec, ExpertSpec
@@ -364,6 +365,7 @@ class ScriptedExpert:
     """Vectorized phase machine: one phase counter, anchor and step count per env."""
 
     action_space = "ee_delta"
+    views: tuple[CameraView, ...] = ()  # reads simulator state; renders nothing
 
     def __init__(self, ctx: PolicyContext) -> None:
         exp = ctx.compiled.scene.task.expert
@@ -387,6 +389,9 @@ class ScriptedExpert:
         self.phase[ids] = 0
         self.count[ids] = 0
         self.fresh[ids] = True
+
+    def close(self) -> None:
+        """Nothing to release."""
 
     def act(self, obs: dict[str, Any], env_ids: np.ndarray | None = None) -> np.ndarray:
         v = ObsView(obs, self.ctx)

@@ -21,7 +21,7 @@ class FaultyExpert(ScriptedExpert):
         super().__init__(ctx)
         self.calls = 0
 
-    def act(self, obs):
+    def act(self, obs, env_ids=None):
         self.calls += 1
         chunk = super().act(obs)
         if self.calls != self.fault_at:
@@ -54,7 +54,7 @@ def test_faults_are_recorded_and_the_run_goes_on(lift_scene, fault, reason):
 
 def test_a_policy_that_always_fails_cannot_hang_the_run(lift_scene):
     class Broken(ScriptedExpert):
-        def act(self, obs):
+        def act(self, obs, env_ids=None):
             raise ConnectionError("refused")
 
     register_policy("always_broken")(Broken)
