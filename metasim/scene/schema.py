@@ -11,39 +11,42 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Discriminator,
     Field,
-    Tag,
     field_validator,
     model_validator,
 )
-from pydantic.functional_validators import AfterValidator
 from pydantic_core import PydanticCustomError
 
-Vec3 = tuple[float, float, float]
-Quat = tuple[float, float, float, float]
-RGBA = tuple[float, float, float, float]
-PositiveFloat = Annotated[float, Field(gt=0)]
-NonNegFloat = Annotated[float, Field(ge=0)]
-
-
-class Strict(BaseModel):
-    """Base model: unknown keys are errors, values are not coerced silently."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def _unit_quat(q: Quat) -> Quat:
-    norm = sum(c * c for c in q) ** 0.5
-    if norm < 1e-9:
-        raise PydanticCustomError("zero_quat", "a quaternion (w, x, y, z) must not be all zeros")
-    return q
-
-
-UnitQuat = Annotated[Quat, AfterValidator(_unit_quat)]
-
+from metasim.scene.schema_base import (
+    RGBA,
+    NonNegFloat,
+    PositiveFloat,
+    Quat,
+    Strict,
+    UnitQuat,
+    Vec3,
+)
+from metasim.scene.task_schema import (
+    PREDICATE_KINDS,
+    AllOf,
+    AnyOf,
+    ExpertSpec,
+    Grasped,
+    GraspedArgs,
+    InRegion,
+    InRegionArgs,
+    JointClosed,
+    JointFractionArgs,
+    JointOpen,
+    Lifted,
+    LiftedArgs,
+    Not,
+    On,
+    OnArgs,
+    Predicate,
+    Region,
+    TaskSpec,
+)
 
 # ---------------------------------------------------------------- appearance
 
@@ -260,150 +263,6 @@ class LightSpec(Strict):
     castshadow: bool = True
 
 
-# ---------------------------------------------------------------- task
-
-
-class Region(Strict):
-    """An axis-aligned box, in the world frame or in the frame of body `frame`."""
-
-    center: Vec3
-    half_size: tuple[PositiveFloat, PositiveFloat, PositiveFloat]
-    frame: str | None = None
-
-
-class InRegionArgs(Strict):
-    object: str
-    region: Region
-
-
-class OnArgs(Strict):
-    object: str
-    support: str
-    xy_margin: NonNegFloat = 0.0
-    z_tolerance: PositiveFloat = 0.015
-
-
-class LiftedArgs(Strict):
-    object: str
-    height: PositiveFloat
-
-
-class JointFractionArgs(Strict):
-    joint: str
-    fraction: Annotated[float, Field(ge=0, le=1)]
-
-
-class GraspedArgs(Strict):
-    object: str
-
-
-class InRegion(Strict):
-    in_region: InRegionArgs
-
-
-class On(Strict):
-    on: OnArgs
-
-
-class Lifted(Strict):
-    lifted: LiftedArgs
-
-
-class JointOpen(Strict):
-    joint_open: JointFractionArgs
-
-
-class JointClosed(Strict):
-    joint_closed: JointFractionArgs
-
-
-class Grasped(Strict):
-    grasped: GraspedArgs
-
-
-class AllOf(Strict):
-    all: Annotated[list[Predicate], Field(min_length=1)]
-
-
-class AnyOf(Strict):
-    any: Annotated[list[Predicate], Field(min_length=1)]
-
-
-class Not(Strict):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-    not_: Predicate = Field(alias="not")
-
-
-PREDICATE_KINDS = (
-    "all",
-    "any",
-    "not",
-    "in_region",
-    "on",
-    "lifted",
-    "joint_open",
-    "joint_closed",
-    "grasped",
-)
-
-
-def _predicate_tag(value: Any) -> str | None:
-    if isinstance(value, dict) and len(value) == 1:
-        key = next(iter(value))
-        return key if key in PREDICATE_KINDS else None
-    if isinstance(value, BaseModel):
-        return next(iter(type(value).model_fields)).rstrip("_")
-    return None
-
-
-Predicate = Annotated[
-    Annotated[AllOf, Tag("all")]
-    | Annotated[AnyOf, Tag("any")]
-    | Annotated[Not, Tag("not")]
-    | Annotated[InRegion, Tag("in_region")]
-    | Annotated[On, Tag("on")]
-    | Annotated[Lifted, Tag("lifted")]
-    | Annotated[JointOpen, Tag("joint_open")]
-    | Annotated[JointClosed, Tag("joint_closed")]
-    | Annotated[Grasped, Tag("grasped")],
-    Field(
-        discriminator=Discriminator(
-            _predicate_tag,
-            custom_error_type="predicate",
-            custom_error_message=(
-                "a predicate is a mapping with exactly one key, one of: "
-                + ", ".join(PREDICATE_KINDS)
-            ),
-            custom_error_context={},
-        )
-    ),
-]
-
-AllOf.model_rebuild()
-AnyOf.model_rebuild()
-Not.model_rebuild()
-
-
-class ExpertSpec(Strict):
-    """Parameters of the built-in scripted expert for this task (state-based, IK)."""
-
-    skill: Literal["pick_lift", "pick_place", "push", "open_drawer", "close_drawer"]
-    object: str | None = None
-    target: str | None = None
-    target_offset: Vec3 = (0.0, 0.0, 0.0)
-    fixture: str | None = None
-    lift: PositiveFloat = 0.15
-
-
-class TaskSpec(Strict):
-    instruction: Annotated[str, Field(min_length=1)]
-    success: Predicate
-    subgoals: list[Predicate] = []
-    time_limit: PositiveFloat = 10.0
-    control_hz: Annotated[float, Field(gt=0, le=1000)] = 20.0
-    expert: ExpertSpec | None = None
-
-
 class PhysicsSpec(Strict):
     timestep: Annotated[float, Field(gt=0, le=0.05)] = 0.002
     gravity: Vec3 = (0.0, 0.0, -9.81)
@@ -441,3 +300,48 @@ class Scene(Strict):
                 )
             seen.add(item.name)
         return items
+
+
+# The schema's models, the building blocks and the task models included (re-exported).
+__all__ = [
+    "PREDICATE_KINDS",
+    "RGBA",
+    "AllOf",
+    "AnyOf",
+    "BinSpec",
+    "CameraSpec",
+    "DrawerSpec",
+    "ExpertSpec",
+    "FixtureSpec",
+    "Grasped",
+    "GraspedArgs",
+    "InRegion",
+    "InRegionArgs",
+    "InitRange",
+    "JointClosed",
+    "JointFractionArgs",
+    "JointOpen",
+    "Lifted",
+    "LiftedArgs",
+    "LightSpec",
+    "MarkerSpec",
+    "MaterialSpec",
+    "NonNegFloat",
+    "Not",
+    "ObjectSpec",
+    "On",
+    "OnArgs",
+    "PhysicsSpec",
+    "PositiveFloat",
+    "Predicate",
+    "Quat",
+    "Region",
+    "RobotSpec",
+    "Scene",
+    "Strict",
+    "TableSpec",
+    "TaskSpec",
+    "TextureSpec",
+    "UnitQuat",
+    "Vec3",
+]

@@ -1,0 +1,35 @@
+"""Building blocks of the scene schema: strict models, vectors, quaternions."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+)
+from pydantic.functional_validators import AfterValidator
+from pydantic_core import PydanticCustomError
+
+Vec3 = tuple[float, float, float]
+Quat = tuple[float, float, float, float]
+RGBA = tuple[float, float, float, float]
+PositiveFloat = Annotated[float, Field(gt=0)]
+NonNegFloat = Annotated[float, Field(ge=0)]
+
+
+class Strict(BaseModel):
+    """Base model: unknown keys are errors, values are not coerced silently."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _unit_quat(q: Quat) -> Quat:
+    norm = sum(c * c for c in q) ** 0.5
+    if norm < 1e-9:
+        raise PydanticCustomError("zero_quat", "a quaternion (w, x, y, z) must not be all zeros")
+    return q
+
+
+UnitQuat = Annotated[Quat, AfterValidator(_unit_quat)]
