@@ -17,31 +17,82 @@ joint velocities are relative to where the robot is then).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from metasim.rotations import axis_angle_to_mat, mat_to_axis_angle, quat_to_mat
+from metasim.rotations import axis_angle_to_mat, mat_to_axis_angle, mat_to_quat, quat_to_mat
 
 Space = Literal["ee_delta", "ee_pose", "joint_pos", "joint_vel"]
 Rotation = Literal["axis_angle", "euler_xyz", "quat_wxyz", "quat_xyzw", "rot6d"]
 Gripper = Literal["open1", "close1", "pm1_open_neg", "pm1_open_pos", "relative"]
 
-ROT_DIM: dict[str, int] = {
-    "axis_angle": 3,
-    "euler_xyz": 3,
-    "quat_wxyz": 4,
-    "quat_xyzw": 4,
-    "rot6d": 6,
+Array = np.ndarray
+
+
+@dataclass(frozen=True)
+class GripperConvention:
+    """A gripper convention: what it means and its maps to and from the canonical opening
+    g in [0, 1] (1 = open), given the current opening (only `relative` reads it)."""
+
+    meaning: str
+    to_open1: Callable[[Array, Array], Array]
+    from_open1: Callable[[Array, Array], Array]
+    absolute: bool = True  # False: a change of the opening, not an opening
+
+
+# The one table of gripper conventions (Gripper above names the same keys).
+GRIPPERS: dict[str, GripperConvention] = {
+    "open1": GripperConvention(
+        "[0, 1], 1 = open (RLDS, OpenVLA, Octo)", lambda g, c: g, lambda g, c: g
+    ),
+    "close1": GripperConvention("[0, 1], 1 = closed", lambda g, c: 1.0 - g, lambda g, c: 1.0 - g),
+    "pm1_open_neg": GripperConvention(
+        "[-1, 1], -1 = open, +1 = closed (LIBERO / robosuite)",
+        lambda g, c: (1.0 - g) / 2.0,
+        lambda g, c: 1.0 - 2.0 * g,
+    ),
+    "pm1_open_pos": GripperConvention(
+        "[-1, 1], +1 = open", lambda g, c: (1.0 + g) / 2.0, lambda g, c: 2.0 * g - 1.0
+    ),
+    "relative": GripperConvention(
+        "a change of the opening in [0, 1] units, added to the current opening",
+        lambda g, c: c + g,
+        lambda g, c: g - c,
+        absolute=False,
+    ),
 }
-GRIPPER_MEANING: dict[str, str] = {
-    "open1": "[0, 1], 1 = open (RLDS, OpenVLA, Octo)",
-    "close1": "[0, 1], 1 = closed",
-    "pm1_open_neg": "[-1, 1], -1 = open, +1 = closed (LIBERO / robosuite)",
-    "pm1_open_pos": "[-1, 1], +1 = open",
-    "relative": "a change of the opening in [0, 1] units, added to the current opening",
-}
+GRIPPER_MEANING: dict[str, str] = {k: v.meaning for k, v in GRIPPERS.items()}
+
+
+def _quat_xyzw_to_mat(r: Array) -> Array:
+    return quat_to_mat(r[..., [3, 0, 1, 2]])
+
+
+def _mat_to_quat_xyzw(m: Array) -> Array:
+    return mat_to_quat(m)[..., [1, 2, 3, 0]]
+
+
+def _mat_to_rot6d(m: Array) -> Array:
+    m = np.asarray(m, dtype=np.float64)
+    return np.concatenate([m[..., :, 0], m[..., :, 1]], axis=-1)
+
+
+@dataclass(frozen=True)
+class RotationFormat:
+    """A rotation format: its width and its maps to and from (..., 3, 3) matrices."""
+
+    dim: int
+    to_mat: Callable[[Array], Array]
+    from_mat: Callable[[Array], Array]
+
+
+# The one table of rotation formats (Rotation above names the same keys); filled in
+# below the converters it refers to.
+ROTATIONS: dict[str, RotationFormat] = {}
 
 
 class ActionConvention(BaseModel):
@@ -114,38 +165,33 @@ def rot6d_to_mat(v: np.ndarray) -> np.ndarray:
     return np.stack([x, y, z], axis=-1)
 
 
+ROTATIONS.update(
+    {
+        "axis_angle": RotationFormat(3, axis_angle_to_mat, mat_to_axis_angle),
+        "euler_xyz": RotationFormat(3, euler_xyz_to_mat, mat_to_euler_xyz),
+        "quat_wxyz": RotationFormat(4, quat_to_mat, mat_to_quat),
+        "quat_xyzw": RotationFormat(4, _quat_xyzw_to_mat, _mat_to_quat_xyzw),
+        "rot6d": RotationFormat(6, rot6d_to_mat, _mat_to_rot6d),
+    }
+)
+ROT_DIM: dict[str, int] = {k: v.dim for k, v in ROTATIONS.items()}
+assert set(ROTATIONS) == set(get_args(Rotation)) and set(GRIPPERS) == set(get_args(Gripper))
+
+
+def _format(fmt: str) -> RotationFormat:
+    if fmt not in ROTATIONS:
+        raise ValueError(f"unknown rotation format {fmt!r}; expected one of {sorted(ROTATIONS)}")
+    return ROTATIONS[fmt]
+
+
 def to_mat(rot: np.ndarray, fmt: str) -> np.ndarray:
     """(..., ROT_DIM[fmt]) rotations in format `fmt` to (..., 3, 3) matrices."""
-    rot = np.asarray(rot, dtype=np.float64)
-    if fmt == "axis_angle":
-        return axis_angle_to_mat(rot)
-    if fmt == "euler_xyz":
-        return euler_xyz_to_mat(rot)
-    if fmt == "quat_wxyz":
-        return quat_to_mat(rot)
-    if fmt == "quat_xyzw":
-        return quat_to_mat(rot[..., [3, 0, 1, 2]])
-    if fmt == "rot6d":
-        return rot6d_to_mat(rot)
-    raise ValueError(f"unknown rotation format {fmt!r}; expected one of {sorted(ROT_DIM)}")
+    return _format(fmt).to_mat(np.asarray(rot, dtype=np.float64))
 
 
 def from_mat(mat: np.ndarray, fmt: str) -> np.ndarray:
     """(..., 3, 3) matrices to format `fmt` (the inverse of `to_mat`)."""
-    from metasim.rotations import mat_to_quat
-
-    if fmt == "axis_angle":
-        return mat_to_axis_angle(mat)
-    if fmt == "euler_xyz":
-        return mat_to_euler_xyz(mat)
-    if fmt == "quat_wxyz":
-        return mat_to_quat(mat)
-    if fmt == "quat_xyzw":
-        return mat_to_quat(mat)[..., [1, 2, 3, 0]]
-    if fmt == "rot6d":
-        m = np.asarray(mat, dtype=np.float64)
-        return np.concatenate([m[..., :, 0], m[..., :, 1]], axis=-1)
-    raise ValueError(f"unknown rotation format {fmt!r}; expected one of {sorted(ROT_DIM)}")
+    return _format(fmt).from_mat(np.asarray(mat, dtype=np.float64))
 
 
 # ---------------------------------------------------------------- conversion
@@ -212,18 +258,7 @@ class ActionConverter:
         return np.concatenate([arm, grip[:, None]], axis=1)
 
     def _gripper(self, g: np.ndarray, current: np.ndarray) -> np.ndarray:
-        kind = self.conv.gripper
-        if kind == "open1":
-            out = g
-        elif kind == "close1":
-            out = 1.0 - g
-        elif kind == "pm1_open_neg":
-            out = (1.0 - g) / 2.0
-        elif kind == "pm1_open_pos":
-            out = (1.0 + g) / 2.0
-        else:  # relative
-            out = current + g
-        out = np.clip(out, 0.0, 1.0)
+        out = np.clip(GRIPPERS[self.conv.gripper].to_open1(g, current), 0.0, 1.0)
         if self.conv.binarize:
             out = (out >= 0.5).astype(np.float64)
         return out
@@ -238,13 +273,7 @@ def express(
     a = np.asarray(canonical, dtype=np.float64)
     g = a[:, -1]
     cur = np.asarray(obs["gripper"], dtype=np.float64)[:, 0]
-    grip = {
-        "open1": g,
-        "close1": 1.0 - g,
-        "pm1_open_neg": 1.0 - 2.0 * g,
-        "pm1_open_pos": 2.0 * g - 1.0,
-        "relative": g - cur,
-    }[conv.gripper]
+    grip = GRIPPERS[conv.gripper].from_open1(g, cur)
     if conv.space in ("joint_pos", "joint_vel"):
         if a.shape[1] != n_arm + 1:
             raise ValueError("joint conventions need joint_pos canonical actions")

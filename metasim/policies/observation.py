@@ -27,13 +27,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from metasim.envs.vec_env import CameraView
-from metasim.policies.conventions import ROT_DIM, from_mat
+from metasim.policies.conventions import GRIPPERS, ROT_DIM, from_mat
 from metasim.policies.images import ImageSpec
 from metasim.rotations import quat_to_mat
 from metasim.scene.compile import CompiledScene
 
 STATE_PARTS = ("joint_pos", "joint_vel", "ee_pos", "ee_quat", "gripper")
-GRIPPER_FORMS = ("open1", "close1", "pm1_open_neg", "pm1_open_pos")
+GRIPPER_FORMS = tuple(k for k, v in GRIPPERS.items() if v.absolute)  # as a state part
 
 
 def _check_part(part: str) -> str:
@@ -151,10 +151,5 @@ def _state_part(part: str, pol: dict[str, np.ndarray]) -> np.ndarray:
         return np.asarray(from_mat(quat_to_mat(pol["ee_quat"]), arg))
     if head == "gripper" and arg:
         g = np.asarray(pol["gripper"], dtype=np.float64)
-        return {
-            "open1": g,
-            "close1": 1.0 - g,
-            "pm1_open_neg": 1.0 - 2.0 * g,
-            "pm1_open_pos": 2.0 * g - 1.0,
-        }[arg]
+        return GRIPPERS[arg].from_open1(g, g)
     return np.asarray(pol[head], dtype=np.float64).reshape(len(pol[head]), -1)
