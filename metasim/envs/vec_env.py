@@ -23,7 +23,7 @@ from gymnasium.vector import AutoresetMode
 
 from metasim.control.actions import ActionController, ActionKind
 from metasim.envs.noise import RuntimeNoise
-from metasim.rotations import mat_to_quat
+from metasim.envs.terms import OBS_TERMS, Layout, read_group
 from metasim.scene.compile import CompiledScene, compile_scene
 from metasim.scene.loader import load_scene
 from metasim.scene.schema import Scene
@@ -113,8 +113,11 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self.max_episode_steps = self.compiled.max_steps
         idx = self.compiled.index
         self.object_names, self.fixture_bodies, self.fixture_sites = scene_parts(self.compiled)
-        self._fixture_body_ids = np.array([idx.bodies[n] for n in self.fixture_bodies], dtype=int)
-        self._fixture_site_ids = np.array([idx.sites[n] for n in self.fixture_sites], dtype=int)
+        self.layout = Layout(
+            self.compiled,
+            np.array([idx.bodies[n] for n in self.fixture_bodies], dtype=int),
+            np.array([idx.sites[n] for n in self.fixture_sites], dtype=int),
+        )
         self._base_seed = seed
         self._episodes_started = 0
         self._seeds = np.zeros(num_envs, dtype=np.int64)
@@ -138,35 +141,20 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
     # ------------------------------------------------------------ spaces
 
     def _build_spaces(self) -> None:
-        n_arm = len(self.compiled.index.arm_qpos)
-        n_obj = len(self.object_names)
         inf = np.inf
-
-        def box(*shape: int) -> spaces.Box:
-            return spaces.Box(-inf, inf, shape=shape, dtype=np.float64)
-
-        policy: dict[str, spaces.Space[Any]] = {
-            "joint_pos": box(n_arm),
-            "joint_vel": box(n_arm),
-            "gripper": spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float64),
-            "ee_pos": box(3),
-            "ee_quat": box(4),
-        }
+        groups: dict[str, dict[str, spaces.Space[Any]]] = {"policy": {}, "privileged": {}}
+        for key, term in OBS_TERMS.items():
+            shape = term.shape(self.layout)
+            groups[term.group][key] = spaces.Box(term.low, term.high, shape, dtype=np.float64)
+        policy = groups["policy"]
         for v in self.views:
             w, h = self.compiled.camera_size(v.camera)
             w, h = v.width or w, v.height or h
             policy[f"{v.key}_rgb"] = spaces.Box(0, 255, shape=(h, w, 3), dtype=np.uint8)
             if v.depth:
                 policy[f"{v.key}_depth"] = spaces.Box(0, inf, shape=(h, w), dtype=np.float32)
-        privileged: dict[str, spaces.Space[Any]] = {
-            "object_pos": box(n_obj, 3),
-            "object_quat": box(n_obj, 4),
-            "fixture_qpos": box(len(self.compiled.index.joint_qpos)),
-            "fixture_body_pos": box(len(self.fixture_bodies), 3),
-            "fixture_site_pos": box(len(self.fixture_sites), 3),
-        }
         self.single_observation_space = spaces.Dict(
-            {"policy": spaces.Dict(policy), "privileged": spaces.Dict(privileged)}
+            {group: spaces.Dict(terms) for group, terms in groups.items()}
         )
         self.observation_space = gym.vector.utils.batch_space(
             self.single_observation_space, self.num_envs
@@ -266,24 +254,10 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         """The robot's true proprioception (B, ...): joint_pos, joint_vel, gripper opening
         in [0, 1] (1 = open), ee_pos, ee_quat (w, x, y, z) of the grasp site."""
         kin = self.handler.kinematics() if kin is None else kin
-        idx = self.compiled.index
-        site = idx.ee_site
-        grip = self.compiled.robot.gripper
-        if grip is not None and len(idx.gripper_qpos):
-            opening = kin.qpos[:, idx.gripper_qpos].sum(axis=1, keepdims=True) / grip.max_width
-        else:
-            opening = np.ones((kin.qpos.shape[0], 1))
-        return {
-            "joint_pos": kin.qpos[:, idx.arm_qpos].copy(),
-            "joint_vel": kin.qvel[:, idx.arm_dof].copy(),
-            "gripper": np.clip(opening, 0.0, 1.0),
-            "ee_pos": kin.site_pos[:, site].copy(),
-            "ee_quat": mat_to_quat(kin.site_mat[:, site]),
-        }
+        return read_group("policy", self.layout, kin)
 
     def _observe(self) -> dict[str, Any]:
         kin = self.handler.kinematics()
-        idx = self.compiled.index
         policy: dict[str, Any] = self.robot_state(kin)
         for v in self.views:
             policy[f"{v.key}_rgb"] = self.handler.render(v.camera, width=v.width, height=v.height)
@@ -291,14 +265,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
                 policy[f"{v.key}_depth"] = self.handler.render(
                     v.camera, width=v.width, height=v.height, depth=True
                 )
-        obj = idx.object_body
-        privileged = {
-            "object_pos": kin.body_pos[:, obj].copy(),
-            "object_quat": kin.body_quat[:, obj].copy(),
-            "fixture_qpos": kin.qpos[:, idx.joint_qpos].copy(),
-            "fixture_body_pos": kin.body_pos[:, self._fixture_body_ids].copy(),
-            "fixture_site_pos": kin.site_pos[:, self._fixture_site_ids].copy(),
-        }
+        privileged = read_group("privileged", self.layout, kin)
         if self.noise.active:
             self._perturb_obs(policy, privileged)
         return {"policy": self._out(policy), "privileged": self._out(privileged)}
@@ -324,13 +291,11 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
     ) -> None:
         std = self.noise.state_noise
         if std:
-            for group, key in (
-                (policy, "joint_pos"),
-                (policy, "ee_pos"),
-                (privileged, "object_pos"),
-                (privileged, "fixture_site_pos"),
-            ):
-                group[key] = group[key] + self._gauss(std, group[key].shape[1:])
+            groups = {"policy": policy, "privileged": privileged}
+            for key, term in OBS_TERMS.items():
+                if term.noise:
+                    group = groups[term.group]
+                    group[key] = group[key] + self._gauss(std, group[key].shape[1:])
         if self.noise.image_noise:
             for key in [k for k in policy if k.endswith("_rgb")]:
                 noisy = policy[key] + self._gauss(self.noise.image_noise, policy[key].shape[1:])

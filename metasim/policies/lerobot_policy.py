@@ -88,7 +88,6 @@ class LeRobotPolicy(AdapterPolicy):
             )
         state = {k: v for k, v in spec.state.items() if k in self.runner.input_shapes}
         out = spec.model_copy(update={"images": images, "state": state, "prompt": None})
-        n_arm = len(ctx.compiled.index.arm_qpos)
         for key, shape in self.runner.input_shapes.items():
             if key in images:
                 continue
@@ -100,7 +99,7 @@ class LeRobotPolicy(AdapterPolicy):
                         "policy.observation.state maps no such key"
                     ],
                 )
-            got = out.state_dim(key, n_arm)
+            got = out.state_dim(key, ctx.compiled)
             if got != shape[0]:
                 raise MetasimInputError(
                     opts.path,

@@ -26,13 +26,14 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from metasim.envs.terms import OBS_TERMS, ROBOT_STATE, Layout
 from metasim.envs.vec_env import CameraView
 from metasim.policies.conventions import GRIPPERS, ROT_DIM, from_mat
 from metasim.policies.images import ImageSpec
 from metasim.rotations import quat_to_mat
 from metasim.scene.compile import CompiledScene
 
-STATE_PARTS = ("joint_pos", "joint_vel", "ee_pos", "ee_quat", "gripper")
+STATE_PARTS = ROBOT_STATE  # the env's `policy` observation terms
 GRIPPER_FORMS = tuple(k for k, v in GRIPPERS.items() if v.absolute)  # as a state part
 
 
@@ -85,12 +86,13 @@ class ObservationSpec(BaseModel):
                 views.append(view)
         return views
 
-    def state_dim(self, key: str, n_arm: int) -> int:
-        dims = {"joint_pos": n_arm, "joint_vel": n_arm, "ee_pos": 3, "ee_quat": 4, "gripper": 1}
+    def state_dim(self, key: str, compiled: CompiledScene) -> int:
+        """Width of the state vector `key` for the robot of `compiled`."""
+        layout = Layout(compiled, np.zeros(0, int), np.zeros(0, int))
         total = 0
         for part in self.state[key]:
             head, _, arg = part.partition(":")
-            total += ROT_DIM[arg] if head == "ee_rot" else dims[head]
+            total += ROT_DIM[arg] if head == "ee_rot" else OBS_TERMS[head].shape(layout)[-1]
         return total
 
     # ------------------------------------------------------------ requests
