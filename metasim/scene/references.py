@@ -32,30 +32,17 @@ Issue = tuple[Loc, str]
 
 def fixture_bodies(scene: Scene) -> set[str]:
     """Body names the fixtures create (usable as region frames and supports)."""
-    names: set[str] = set()
-    for fx in scene.fixtures:
-        names.add(fx.name)
-        if isinstance(fx, DrawerSpec):
-            names.add(f"{fx.name}/drawer")
-    return names
+    return {b for fx in scene.fixtures for b in fx.bodies()}
 
 
 def fixture_sites(scene: Scene) -> set[str]:
     """Site names the fixtures create (usable as expert targets)."""
-    names: set[str] = set()
-    for fx in scene.fixtures:
-        if isinstance(fx, DrawerSpec):
-            names.update({f"{fx.name}/handle", f"{fx.name}/inside"})
-    return names
+    return {site for fx in scene.fixtures for site in fx.sites()}
 
 
 def joint_names(scene: Scene) -> set[str]:
     """Articulated joints by the names predicates may use (fixture name or full joint name)."""
-    names: set[str] = set()
-    for fx in scene.fixtures:
-        if isinstance(fx, DrawerSpec):
-            names.update({fx.name, f"{fx.name}/slide"})
-    return names
+    return {j for fx in scene.fixtures for j in fx.joints()}
 
 
 def walk_predicates(pred: Predicate, loc: Loc) -> Iterator[tuple[Predicate, Loc]]:

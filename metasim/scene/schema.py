@@ -165,7 +165,25 @@ class ObjectSpec(Strict):
 # ---------------------------------------------------------------- fixtures
 
 
-class TableSpec(Strict):
+class FixtureBase(Strict):
+    """What every fixture kind declares: the names it creates in the compiled scene
+    (bodies usable as region frames and supports, sites usable as expert targets, joints
+    by the names predicates may use). One subclass per kind, its builder registered in
+    metasim.scene.fixtures."""
+
+    name: str
+
+    def bodies(self) -> tuple[str, ...]:
+        return (self.name,)
+
+    def sites(self) -> tuple[str, ...]:
+        return ()
+
+    def joints(self) -> tuple[str, ...]:
+        return ()
+
+
+class TableSpec(FixtureBase):
     """A table whose top surface is at `height` (z), centred at `pos` (x, y)."""
 
     type: Literal["table"]
@@ -180,7 +198,7 @@ class TableSpec(Strict):
     friction: tuple[NonNegFloat, NonNegFloat, NonNegFloat] = (1.0, 0.005, 0.0001)
 
 
-class DrawerSpec(Strict):
+class DrawerSpec(FixtureBase):
     """A cabinet with one drawer on a slide joint; the front faces -x rotated by `yaw`.
 
     The joint `<name>/slide` is 0 when closed and `travel` when fully open. The handle
@@ -199,8 +217,17 @@ class DrawerSpec(Strict):
     rgba: RGBA = (0.55, 0.42, 0.3, 1.0)
     material: str | None = None
 
+    def bodies(self) -> tuple[str, ...]:
+        return (self.name, f"{self.name}/drawer")
 
-class BinSpec(Strict):
+    def sites(self) -> tuple[str, ...]:
+        return (f"{self.name}/handle", f"{self.name}/inside")
+
+    def joints(self) -> tuple[str, ...]:
+        return (self.name, f"{self.name}/slide")
+
+
+class BinSpec(FixtureBase):
     """An open box fixed to the table: inner half-extents `half_size`, walls `wall` thick."""
 
     type: Literal["bin"]
@@ -212,7 +239,7 @@ class BinSpec(Strict):
     material: str | None = None
 
 
-class MarkerSpec(Strict):
+class MarkerSpec(FixtureBase):
     """A flat, non-colliding coloured patch on the table (a goal region shown to cameras)."""
 
     type: Literal["marker"]
@@ -312,6 +339,7 @@ __all__ = [
     "CameraSpec",
     "DrawerSpec",
     "ExpertSpec",
+    "FixtureBase",
     "FixtureSpec",
     "Grasped",
     "GraspedArgs",
