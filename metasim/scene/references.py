@@ -12,16 +12,7 @@ from ruamel.yaml.error import YAMLError
 from metasim.errors import one_line as _one_line
 from metasim.scene.robots import RobotError, resolve_robot
 from metasim.scene.schema import (
-    AllOf,
-    AnyOf,
     DrawerSpec,
-    Grasped,
-    InRegion,
-    JointClosed,
-    JointOpen,
-    Lifted,
-    Not,
-    On,
     Predicate,
     Scene,
 )
@@ -46,56 +37,27 @@ def joint_names(scene: Scene) -> set[str]:
 
 
 def walk_predicates(pred: Predicate, loc: Loc) -> Iterator[tuple[Predicate, Loc]]:
+    """Every predicate of the tree under `pred`, with its location."""
     yield pred, loc
-    if isinstance(pred, AllOf):
-        for i, child in enumerate(pred.all):
-            yield from walk_predicates(child, (*loc, "all", i))
-    elif isinstance(pred, AnyOf):
-        for i, child in enumerate(pred.any):
-            yield from walk_predicates(child, (*loc, "any", i))
-    elif isinstance(pred, Not):
-        yield from walk_predicates(pred.not_, (*loc, "not"))
+    for where, child in pred.children():
+        yield from walk_predicates(child, (*loc, *where))
 
 
 def _predicate_issues(scene: Scene, pred: Predicate, loc: Loc) -> Iterator[Issue]:
     objects = {o.name for o in scene.objects}
-    bodies = objects | fixture_bodies(scene)
-    joints = joint_names(scene)
-
-    def obj(name: str, where: Loc) -> Iterator[Issue]:
-        if name not in objects:
-            yield where, f"names object {name!r}, which the scene does not have ({_some(objects)})"
-
+    known = {
+        "object": objects,
+        "body": objects | fixture_bodies(scene),
+        "joint": joint_names(scene),
+    }
     for node, at in walk_predicates(pred, loc):
-        if isinstance(node, InRegion):
-            yield from obj(node.in_region.object, (*at, "in_region", "object"))
-            frame = node.in_region.region.frame
-            if frame is not None and frame not in bodies:
+        for ref in node.references():
+            names = known[ref.among]
+            if ref.name not in names:
                 yield (
-                    (*at, "in_region", "region", "frame"),
-                    (f"names body {frame!r}, which the scene does not have ({_some(bodies)})"),
-                )
-        elif isinstance(node, On):
-            yield from obj(node.on.object, (*at, "on", "object"))
-            if node.on.support not in bodies:
-                yield (
-                    (*at, "on", "support"),
-                    (f"names {node.on.support!r}, which the scene does not have ({_some(bodies)})"),
-                )
-        elif isinstance(node, Lifted):
-            yield from obj(node.lifted.object, (*at, "lifted", "object"))
-        elif isinstance(node, Grasped):
-            yield from obj(node.grasped.object, (*at, "grasped", "object"))
-        elif isinstance(node, JointOpen | JointClosed):
-            args = node.joint_open if isinstance(node, JointOpen) else node.joint_closed
-            key = "joint_open" if isinstance(node, JointOpen) else "joint_closed"
-            if args.joint not in joints:
-                yield (
-                    (*at, key, "joint"),
-                    (
-                        f"names joint {args.joint!r}, which the scene does not have "
-                        f"({_some(joints)})"
-                    ),
+                    (*at, *ref.loc),
+                    f"names {ref.label}{ref.name!r}, which the scene does not have "
+                    f"({_some(names)})",
                 )
 
 

@@ -3,7 +3,7 @@ kinds, each a tagged mapping), the scripted expert's parameters and the task its
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import (
     BaseModel,
@@ -52,41 +52,96 @@ class GraspedArgs(Strict):
     object: str
 
 
-class InRegion(Strict):
+class Ref(NamedTuple):
+    """A name a predicate refers to: where (under the predicate), which of the scene's
+    name sets it must be in (`object`, `body`, `joint`), how the message calls it."""
+
+    loc: tuple[int | str, ...]
+    among: Literal["object", "body", "joint"]
+    label: str
+    name: str
+
+
+class PredicateBase(Strict):
+    """What every predicate kind declares: its sub-predicates (with their place) and the
+    names it refers to; reference checks and walks iterate these."""
+
+    def children(self) -> list[tuple[tuple[int | str, ...], Predicate]]:
+        return []
+
+    def references(self) -> list[Ref]:
+        return []
+
+
+class InRegion(PredicateBase):
     in_region: InRegionArgs
 
+    def references(self) -> list[Ref]:
+        a = self.in_region
+        refs = [Ref(("in_region", "object"), "object", "object ", a.object)]
+        if a.region.frame is not None:
+            refs.append(Ref(("in_region", "region", "frame"), "body", "body ", a.region.frame))
+        return refs
 
-class On(Strict):
+
+class On(PredicateBase):
     on: OnArgs
 
+    def references(self) -> list[Ref]:
+        return [
+            Ref(("on", "object"), "object", "object ", self.on.object),
+            Ref(("on", "support"), "body", "", self.on.support),
+        ]
 
-class Lifted(Strict):
+
+class Lifted(PredicateBase):
     lifted: LiftedArgs
 
+    def references(self) -> list[Ref]:
+        return [Ref(("lifted", "object"), "object", "object ", self.lifted.object)]
 
-class JointOpen(Strict):
+
+class JointOpen(PredicateBase):
     joint_open: JointFractionArgs
 
+    def references(self) -> list[Ref]:
+        return [Ref(("joint_open", "joint"), "joint", "joint ", self.joint_open.joint)]
 
-class JointClosed(Strict):
+
+class JointClosed(PredicateBase):
     joint_closed: JointFractionArgs
 
+    def references(self) -> list[Ref]:
+        return [Ref(("joint_closed", "joint"), "joint", "joint ", self.joint_closed.joint)]
 
-class Grasped(Strict):
+
+class Grasped(PredicateBase):
     grasped: GraspedArgs
 
+    def references(self) -> list[Ref]:
+        return [Ref(("grasped", "object"), "object", "object ", self.grasped.object)]
 
-class AllOf(Strict):
+
+class AllOf(PredicateBase):
     all: Annotated[list[Predicate], Field(min_length=1)]
 
+    def children(self) -> list[tuple[tuple[int | str, ...], Predicate]]:
+        return [(("all", i), c) for i, c in enumerate(self.all)]
 
-class AnyOf(Strict):
+
+class AnyOf(PredicateBase):
     any: Annotated[list[Predicate], Field(min_length=1)]
 
+    def children(self) -> list[tuple[tuple[int | str, ...], Predicate]]:
+        return [(("any", i), c) for i, c in enumerate(self.any)]
 
-class Not(Strict):
+
+class Not(PredicateBase):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
     not_: Predicate = Field(alias="not")
+
+    def children(self) -> list[tuple[tuple[int | str, ...], Predicate]]:
+        return [(("not",), self.not_)]
 
 
 PREDICATE_KINDS = (
