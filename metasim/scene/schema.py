@@ -22,6 +22,8 @@ from pydantic import (
 from pydantic.functional_validators import AfterValidator
 from pydantic_core import PydanticCustomError
 
+from metasim.scene.schema_libero import LIBERO_KINDS, JointValue, RestingOn, SiteIn, SiteOn
+
 Vec3 = tuple[float, float, float]
 Quat = tuple[float, float, float, float]
 RGBA = tuple[float, float, float, float]
@@ -344,6 +346,7 @@ PREDICATE_KINDS = (
     "joint_open",
     "joint_closed",
     "grasped",
+    *LIBERO_KINDS,
 )
 
 
@@ -365,7 +368,11 @@ Predicate = Annotated[
     | Annotated[Lifted, Tag("lifted")]
     | Annotated[JointOpen, Tag("joint_open")]
     | Annotated[JointClosed, Tag("joint_closed")]
-    | Annotated[Grasped, Tag("grasped")],
+    | Annotated[Grasped, Tag("grasped")]
+    | Annotated[RestingOn, Tag("resting_on")]
+    | Annotated[SiteOn, Tag("site_on")]
+    | Annotated[SiteIn, Tag("site_in")]
+    | Annotated[JointValue, Tag("joint_value")],
     Field(
         discriminator=Discriminator(
             _predicate_tag,

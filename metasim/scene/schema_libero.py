@@ -1,0 +1,82 @@
+"""Predicate kinds LIBERO's BDDL goals need (see docs/libero.md), as typed schema nodes.
+
+They state LIBERO's own checks (libero/libero/envs/object_states, predicates, objects):
+- `resting_on`: object A on object B: B's body origin is not above A's, the two touch,
+  and their origins are less than `xy_radius` apart horizontally (LIBERO's `On` on objects).
+- `site_on`: an object's origin inside a site's box footprint, between the site's top
+  face (minus 5 mm) and `height` above it, in the site frame; optionally touching body
+  `contact` (LIBERO's `On` on a region).
+- `site_in`: an object's origin inside a site's box rotated into the world (the box's
+  bottom lowered by 1 cm) (LIBERO's `In`).
+- `joint_value`: a joint's position above and/or below a threshold (LIBERO's `Open`,
+  `Close`, `TurnOn`, `TurnOff` are any/all of these over a fixture's joints).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+
+PositiveFloat = Annotated[float, Field(gt=0)]
+NonNegFloat = Annotated[float, Field(ge=0)]
+
+
+class Strict(BaseModel):
+    """As `metasim.scene.schema.Strict` (kept here so that schema.py can import this)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RestingOnArgs(Strict):
+    object: str
+    support: str
+    xy_radius: PositiveFloat = 0.03
+
+
+class SiteOnArgs(Strict):
+    object: str
+    site: str
+    height: PositiveFloat = 0.10
+    contact: str | None = None
+
+
+class SiteInArgs(Strict):
+    object: str
+    site: str
+    z_slack: NonNegFloat = 0.01
+
+
+class JointValueArgs(Strict):
+    """`above`/`below`: strict bounds unless `inclusive`; at least one is given."""
+
+    joint: str
+    above: float | None = None
+    below: float | None = None
+    inclusive: bool = False
+
+    @model_validator(mode="after")
+    def _bound(self) -> JointValueArgs:
+        if self.above is None and self.below is None:
+            raise PydanticCustomError("joint_bound", "joint_value needs 'above' or 'below'")
+        return self
+
+
+class RestingOn(Strict):
+    resting_on: RestingOnArgs
+
+
+class SiteOn(Strict):
+    site_on: SiteOnArgs
+
+
+class SiteIn(Strict):
+    site_in: SiteInArgs
+
+
+class JointValue(Strict):
+    joint_value: JointValueArgs
+
+
+LIBERO_KINDS = ("resting_on", "site_on", "site_in", "joint_value")
