@@ -206,6 +206,13 @@ class Worker:
                 dtype=np.int64,
             ),
             "gripper_action": np.asarray(robot.gripper.current_action, dtype=np.float64),
+            # The pose the controller was built at (robosuite's reset pose) and whether its
+            # cached kinematics are stale (LIBERO's set_init_state does not refresh them).
+            "robot_init_qpos": np.asarray(robot.init_qpos, dtype=np.float64),
+            "gripper_init_qpos": np.asarray(robot.gripper.init_qpos, dtype=np.float64),
+            "cached_joint_pos": np.asarray(c.joint_pos, dtype=np.float64),
+            "cached_ee_pos": np.asarray(c.ee_pos, dtype=np.float64),
+            "cache_stale": not bool(c.new_update),
         }
 
     def state(self) -> dict[str, Any]:
