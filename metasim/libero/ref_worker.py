@@ -8,7 +8,7 @@ reply is {"ok": true, ...} or {"ok": false, "error": "..."}. Arrays travel as
 {"__nd__": [dtype, shape, base64 of the C-order bytes]}; never pickle.
 
 Commands: tasks(suite) · load(suite, task, size, cameras) · reset(init, seed) ·
-step(actions (T, 7), render) · state · xml · controller · close.
+step(actions (T, 7), render) · state · xml · controller · bench(steps) · close.
 """
 
 from __future__ import annotations
@@ -155,6 +155,21 @@ class Worker:
         stacked = {k: np.stack([np.asarray(s[k]) for s in steps]) for k in keys}
         return {"steps": stacked, "controller": self.controller()}
 
+    def bench(self, steps: int = 50, seed: int = 0) -> dict[str, Any]:
+        """Time `steps` env.step calls of smooth random actions (the env's own loop,
+        observations included, no pipe transfer): seconds per step."""
+        import time
+
+        rng = np.random.default_rng(seed)
+        action = np.zeros(7)
+        times = []
+        for _ in range(steps):
+            action[:] = np.clip(0.8 * action + 0.3 * rng.normal(size=7), -1.0, 1.0)
+            start = time.perf_counter()
+            self.env.step(action)
+            times.append(time.perf_counter() - start)
+        return {"seconds": np.asarray(times)}
+
     def snapshot(self, render: bool) -> dict[str, Any]:
         """The state after the last step. eef: the grip site's position and the hand body's
         quaternion (x, y, z, w), as LIBERO's observations `robot0_eef_pos/quat` report them."""
@@ -240,6 +255,7 @@ def main() -> None:
         "step": worker.step,
         "state": worker.state,
         "xml": worker.xml,
+        "bench": worker.bench,
         "controller": lambda: {"controller": worker.controller()},
     }
     proto.write(json.dumps({"ok": True, "ready": True}) + "\n")

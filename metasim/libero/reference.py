@@ -221,6 +221,10 @@ class ReferenceSim:
         """The compiled MJCF of the loaded task (`env.env.sim.model.get_xml()`)."""
         return str(self.call("xml")["xml"])
 
+    def bench(self, steps: int = 50) -> np.ndarray:
+        """Seconds per env.step (T,), timed inside the worker on smooth random actions."""
+        return np.asarray(self.call("bench", steps=steps)["seconds"])
+
     def close(self) -> None:
         if self._proc.poll() is None:
             try:
@@ -240,3 +244,30 @@ class ReferenceSim:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def reference_rates(
+    suite: str = "libero_goal", task: int = 0, init: int = 0, steps: int = 50, size: int = 256
+) -> dict[str, Any]:
+    """The reference loop's speed, one env per process as LeRobot and openpi run it:
+    env-steps/s state-only (no renderer) and with the two size² cameras, plus the time to
+    build the env (`load`) and to reset it to an init state (LIBERO rebuilds the model on
+    every reset)."""
+    out: dict[str, Any] = {"suite": suite, "task": task, "init": init, "steps": steps}
+    for mode, cameras in (("state", False), ("cameras", True)):
+        with ReferenceSim() as ref:
+            start = time.perf_counter()
+            ref.load(suite, task, size=size, cameras=cameras)
+            loaded = time.perf_counter()
+            ref.reset(init=init)
+            reset = time.perf_counter()
+            ref.bench(3)  # warm-up: numba's first calls compile
+            sec = ref.bench(steps)
+        out[mode] = {
+            "env_steps_per_s": round(float(1.0 / np.median(sec)), 3),
+            "mean_step_ms": round(float(sec.mean() * 1e3), 2),
+            "load_s": round(loaded - start, 2),
+            "reset_s": round(reset - loaded, 2),
+        }
+    out["cameras"]["size"] = size
+    return out
