@@ -22,7 +22,15 @@ from pydantic import (
 from pydantic.functional_validators import AfterValidator
 from pydantic_core import PydanticCustomError
 
-from metasim.scene.schema_libero import LIBERO_KINDS, JointValue, RestingOn, SiteIn, SiteOn
+from metasim.scene.schema_libero import (
+    LIBERO_KINDS,
+    JointValue,
+    MjcfFixtureSpec,
+    RestingOn,
+    SiteFixtureSpec,
+    SiteIn,
+    SiteOn,
+)
 
 Vec3 = tuple[float, float, float]
 Quat = tuple[float, float, float, float]
@@ -131,6 +139,9 @@ class ObjectSpec(Strict):
     size: list[PositiveFloat] | None = None
     mesh: str | None = None
     mjcf: str | None = None
+    mjcf_body: str | None = None
+    """With `mjcf`: the body of the file that becomes the object (robosuite's objects use
+    `object`); the object's free body is that body, its names prefixed `<name>_`."""
     scale: Vec3 = (1.0, 1.0, 1.0)
     pos: Vec3 = (0.0, 0.0, 0.0)
     quat: UnitQuat = (1.0, 0.0, 0.0, 0.0)
@@ -221,7 +232,10 @@ class MarkerSpec(Strict):
     rgba: RGBA = (0.1, 0.7, 0.2, 1.0)
 
 
-FixtureSpec = Annotated[TableSpec | DrawerSpec | BinSpec | MarkerSpec, Field(discriminator="type")]
+FixtureSpec = Annotated[
+    TableSpec | DrawerSpec | BinSpec | MarkerSpec | MjcfFixtureSpec | SiteFixtureSpec,
+    Field(discriminator="type"),
+]
 
 
 # ---------------------------------------------------------------- cameras and lights
@@ -417,6 +431,8 @@ class PhysicsSpec(Strict):
     integrator: Literal["implicitfast", "euler", "rk4", "implicit"] = "implicitfast"
     impratio: PositiveFloat = 1.0
     cone: Literal["pyramidal", "elliptic"] = "pyramidal"
+    density: NonNegFloat = 0.0  # of the medium (air: 1.2 kg/m^3), for drag
+    viscosity: NonNegFloat = 0.0  # of the medium (air: 2e-5 Pa s)
     floor: bool = True
 
 

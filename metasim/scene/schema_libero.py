@@ -14,7 +14,7 @@ They state LIBERO's own checks (libero/libero/envs/object_states, predicates, ob
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -80,3 +80,48 @@ class JointValue(Strict):
 
 
 LIBERO_KINDS = ("resting_on", "site_on", "site_in", "joint_value")
+
+
+# ---------------------------------------------------------------- MJCF fixtures and sites
+
+Vec3 = tuple[float, float, float]
+Quat = tuple[float, float, float, float]
+
+
+class TableResize(Strict):
+    """robosuite's TableArena edits of a body named `table`: top of `full_size` (x, y,
+    thickness) whose upper face is at `offset` (x, y, z), four legs down to z = 0."""
+
+    full_size: tuple[PositiveFloat, PositiveFloat, PositiveFloat]
+    offset: Vec3
+    friction: Vec3 = (0.6, 0.005, 0.0001)
+
+
+class MjcfFixtureSpec(Strict):
+    """A fixture from an MJCF file (absolute, or relative to the scene file). `body`: the
+    body of the file to take (its subtree, placed at `pos`/`quat` and renamed `name`);
+    None takes the whole worldbody at the origin (an arena: floor, walls, lights). Names
+    inside get `prefix`. Joints inside stay (articulated fixtures); nothing is free."""
+
+    type: Literal["mjcf"]
+    name: str
+    file: str
+    body: str | None = None
+    prefix: str = ""
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    quat: Quat = (1.0, 0.0, 0.0, 0.0)
+    table: TableResize | None = None
+    cameras: bool = True
+    """False drops the file's cameras (the scene declares its own)."""
+
+
+class SiteFixtureSpec(Strict):
+    """A box site (no geometry) on body `body` (the world when None), e.g. a goal region."""
+
+    type: Literal["site"]
+    name: str
+    body: str | None = None
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    quat: Quat = (1.0, 0.0, 0.0, 0.0)
+    size: tuple[PositiveFloat, PositiveFloat, PositiveFloat]
+    rgba: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 0.0)
