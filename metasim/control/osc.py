@@ -36,6 +36,8 @@ import numpy as np
 
 from metasim.rotations import axis_angle_to_mat
 
+ALL = slice(None)
+
 
 @dataclass(frozen=True)
 class OscConfig:
@@ -206,6 +208,7 @@ class OscPose:
         self.gripper = np.zeros((b, g))  # accumulated gripper command in [-1, 1]
         self.gripper_input = np.zeros(b)  # sign of the last gripper action
         self.stale = np.zeros(b, dtype=bool)  # next substep uses `start` (see module doc)
+        self.pending = np.zeros((b, 7))  # actions held by `command` for `substep`
         self.start = ArmState(
             ee_pos=np.zeros((b, 3)),
             ee_mat=np.tile(np.eye(3), (b, 1, 1)),
@@ -238,50 +241,74 @@ class OscPose:
         for name, rows in vars(start).items():
             getattr(self.start, name)[ids] = rows
 
-    def _effective(self, arm: ArmState) -> ArmState:
-        """`arm` with the rows of stale envs replaced by their start state (bias stays live)."""
-        if not self.stale.any():
+    def _effective(self, arm: ArmState, rows: slice) -> ArmState:
+        """`arm` (the envs `rows`) with stale envs' rows replaced by their start state
+        (bias stays live)."""
+        stale = self.stale[rows]
+        if not stale.any():
             return arm
-        s = self.stale
         out = ArmState(**{k: v.copy() for k, v in vars(arm).items()})
         for name in ("ee_pos", "ee_mat", "jac", "mass", "q", "qd"):
-            getattr(out, name)[s] = getattr(self.start, name)[s]
+            getattr(out, name)[stale] = getattr(self.start, name)[rows][stale]
         return out
 
-    def set_goal(self, action: np.ndarray, arm: ArmState) -> None:
-        """New goals from actions (B, 7) in [-1, 1] (clipped), relative to `arm`'s pose."""
+    def set_goal(self, action: np.ndarray, arm: ArmState, rows: slice = ALL) -> None:
+        """New goals of envs `rows` from their actions (R, 7) in [-1, 1] (clipped), relative
+        to `arm`'s pose (R rows)."""
         a = np.clip(np.asarray(action, dtype=np.float64), -1.0, 1.0)
-        if a.shape != (self.num_envs, 7):
-            raise ValueError(f"osc_pose actions must be ({self.num_envs}, 7), got {a.shape}")
-        arm = self._effective(arm)
-        self.goal_pos[:] = arm.ee_pos + self.config.pos_scale * a[:, :3]
+        count = len(range(self.num_envs)[rows])
+        if a.shape != (count, 7):
+            raise ValueError(f"osc_pose actions must be ({count}, 7), got {a.shape}")
+        arm = self._effective(arm, rows)
+        self.goal_pos[rows] = arm.ee_pos + self.config.pos_scale * a[:, :3]
         rot = self.config.rot_scale * a[:, 3:6]
         turn = np.any(rot != 0.0, axis=1)  # robosuite keeps the old goal for an all-zero input
         if turn.any():
-            self.goal_ori[turn] = axis_angle_to_mat(rot[turn]) @ arm.ee_mat[turn]
-        self.gripper_input[:] = np.sign(a[:, 6])
+            ids = np.arange(self.num_envs)[rows][turn]
+            self.goal_ori[ids] = axis_angle_to_mat(rot[turn]) @ arm.ee_mat[turn]
+        self.gripper_input[rows] = np.sign(a[:, 6])
 
-    def arm_torques(self, arm: ArmState) -> np.ndarray:
-        """Clipped arm torques (B, n) for the current goals; clears the stale flags."""
-        tau = osc_torques(self._effective(arm), self.goal_pos, self.goal_ori, self.q0, self.config)
-        self.stale[:] = False
+    def arm_torques(self, arm: ArmState, rows: slice = ALL) -> np.ndarray:
+        """Clipped arm torques (R, n) of envs `rows` for their goals; clears their stale
+        flags."""
+        eff = self._effective(arm, rows)
+        tau = osc_torques(eff, self.goal_pos[rows], self.goal_ori[rows], self.q0[rows], self.config)
+        self.stale[rows] = False
         rng = self.index.torque_range
         return np.clip(tau, rng[:, 0], rng[:, 1])
 
-    def gripper_ctrl(self) -> np.ndarray:
-        """Advance the gripper command one substep; ctrl (B, g) of the gripper actuators."""
+    def gripper_ctrl(self, rows: slice = ALL) -> np.ndarray:
+        """Advance the gripper command of envs `rows` one substep; their ctrl (R, g)."""
         step = self.config.gripper_speed * np.asarray(self.config.gripper_sign)
-        self.gripper[:] = np.clip(self.gripper + step * self.gripper_input[:, None], -1.0, 1.0)
+        moved = self.gripper[rows] + step * self.gripper_input[rows, None]
+        self.gripper[rows] = np.clip(moved, -1.0, 1.0)
         rng = self.index.gripper_range
         mid, half = rng.mean(axis=1), 0.5 * (rng[:, 1] - rng[:, 0])
-        return mid + half * self.gripper
+        return mid + half * self.gripper[rows]
 
-    def ctrl(self, arm: ArmState, out: np.ndarray) -> np.ndarray:
-        """Write one substep's arm torques and gripper ctrl into `out` (B, nu)."""
-        out[:, self.index.arm_actuators] = self.arm_torques(arm)
+    def ctrl(self, arm: ArmState, out: np.ndarray, rows: slice = ALL) -> np.ndarray:
+        """Write one substep's arm torques and gripper ctrl of envs `rows` into `out`
+        (R, nu)."""
+        out[:, self.index.arm_actuators] = self.arm_torques(arm, rows)
         if len(self.index.gripper_actuators):
-            out[:, self.index.gripper_actuators] = self.gripper_ctrl()
+            out[:, self.index.gripper_actuators] = self.gripper_ctrl(rows)
         return out
+
+    # -- one env at a time, for a backend that steps envs separately -----------------------
+    def command(self, action: np.ndarray) -> None:
+        """Hold the actions (B, 7) of the coming control step for `substep`."""
+        self.pending[:] = action
+
+    def substep(self, env: int, k: int, model: mujoco.MjModel, data: mujoco.MjData) -> None:
+        """Substep k of env `env` (its MjData after mj_step1): set its goal from the held
+        action when k == 0, then write its ctrl. Envs are independent, so threads may call
+        this for different envs at once."""
+        rows = slice(env, env + 1)
+        arm = read_arm(model, [data], self.index)
+        if k == 0:
+            self.set_goal(self.pending[rows], arm, rows)
+        out = data.ctrl[None].copy()
+        data.ctrl[:] = self.ctrl(arm, out, rows)[0]
 
 
 def step_osc(

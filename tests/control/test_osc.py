@@ -115,3 +115,22 @@ def test_gripper_command_accumulates_per_substep() -> None:
     for _ in range(200):
         ctrl = osc.gripper_ctrl()
     assert np.allclose(ctrl, [[0.04, -0.04]])  # saturated at fully open
+
+
+def test_per_env_substeps_match_the_batched_step(panda) -> None:
+    """`command` + `substep(env, k, ...)` (how a backend that steps envs one by one calls
+    the controller) gives the batched `step_osc` trajectory (to rounding: 1e-12)."""
+    model, index = panda
+    acts = np.random.default_rng(1).uniform(-1, 1, size=(3, 2, 7))
+    batched, osc_b = _start(model, index, 2)
+    single, osc_s = _start(model, index, 2)
+    for a in acts:
+        step_osc(model, batched, osc_b, a, substeps=25)
+        osc_s.command(a)
+        for env in (1, 0):  # any order
+            for k in range(25):
+                mujoco.mj_step1(model, single[env])
+                osc_s.substep(env, k, model, single[env])
+                mujoco.mj_step2(model, single[env])
+    for b, s in zip(batched, single, strict=True):
+        assert np.allclose(b.qpos, s.qpos, atol=1e-12, rtol=0), np.abs(b.qpos - s.qpos).max()
