@@ -32,6 +32,7 @@ from metasim.tasks.predicates import TaskView, compile_predicate
 
 Vec3 = tuple[float, float, float]
 CONTROL_HZ = 20.0
+ARENA_PREFIX = "arena/"  # names of the arena's elements (`arena/table`, `arena/floor`)
 SETTLE_STEPS = 10
 # Episode step limits per suite (openpi's LIBERO client; LeRobot uses the same but 280
 # for spatial); the settle steps come on top.
@@ -152,7 +153,8 @@ def build_scene(problem: BddlProblem, name: str, max_steps: int = 400) -> Scene:
         )
     root = paths.assets_dir()
     arena: dict[str, Any] = {
-        "type": "mjcf", "name": "arena", "file": str(root / facts.xml), "cameras": False
+        "type": "mjcf", "name": "arena", "file": str(root / facts.xml), "cameras": False,
+        "prefix": ARENA_PREFIX,
     }  # fmt: skip
     if facts.table_size is not None:
         arena["table"] = {
@@ -274,7 +276,7 @@ def _region_sites(problem: BddlProblem, facts: ArenaFacts) -> list[dict[str, Any
         x0, y0, x1, y1 = region.ranges[0]
         x, y = _center(region, facts)
         out.append(
-            {"type": "site", "name": full, "body": facts.region_body,
+            {"type": "site", "name": full, "body": ARENA_PREFIX + facts.region_body,
              "pos": (x, y, facts.region_z), "size": ((x1 - x0) / 2, (y1 - y0) / 2, 0.007),
              "rgba": region.rgba}
         )  # fmt: skip

@@ -35,6 +35,8 @@ def load_mjcf(path: Path) -> mujoco.MjSpec:
     if compiler is not None:
         compiler.attrib.pop("meshdir", None)
         compiler.attrib.pop("texturedir", None)
+    for size in root.findall("size"):
+        root.remove(size)  # memory sizes are the scene's, not a part's
     for asset in root.iter("asset"):
         seen: set[tuple[str, str]] = set()
         for el in list(asset):
