@@ -8,7 +8,7 @@ reply is {"ok": true, ...} or {"ok": false, "error": "..."}. Arrays travel as
 {"__nd__": [dtype, shape, base64 of the C-order bytes]}; never pickle.
 
 Commands: tasks(suite) · load(suite, task, size, cameras) · reset(init, seed) ·
-step(actions (T, 7), render) · state · xml · controller · bench(steps) · close.
+step(actions (T, 7), render) · state · xml · controller · record(actions) · bench(steps) · close.
 """
 
 from __future__ import annotations
@@ -155,6 +155,32 @@ class Worker:
         stacked = {k: np.stack([np.asarray(s[k]) for s in steps]) for k in keys}
         return {"steps": stacked, "controller": self.controller()}
 
+    def record(self, actions: list[list[float]]) -> dict[str, Any]:
+        """Step actions (T, 7) recording every physics substep's input: qpos, qvel and the
+        ctrl robosuite computed, just before each mj_step (T * substeps rows)."""
+        sim = self.env.env.sim
+        rows: list[np.ndarray] = []
+        original = sim.step
+
+        def step() -> None:
+            d = sim.data._data
+            rows.append(np.concatenate([d.qpos, d.qvel, d.ctrl]))
+            original()
+
+        sim.step = step
+        try:
+            for action in np.asarray(actions, dtype=np.float64).reshape(-1, 7):
+                self.env.step(action)
+        finally:
+            del sim.step  # back to the class's method
+        m = sim.model._model
+        table = np.array(rows)
+        return {
+            "qpos": table[:, : m.nq],
+            "qvel": table[:, m.nq : m.nq + m.nv],
+            "ctrl": table[:, m.nq + m.nv :],
+        }
+
     def bench(self, steps: int = 50, seed: int = 0) -> dict[str, Any]:
         """Time `steps` env.step calls of smooth random actions (the env's own loop,
         observations included, no pipe transfer): seconds per step."""
@@ -256,6 +282,7 @@ def main() -> None:
         "state": worker.state,
         "xml": worker.xml,
         "bench": worker.bench,
+        "record": worker.record,
         "controller": lambda: {"controller": worker.controller()},
     }
     proto.write(json.dumps({"ok": True, "ready": True}) + "\n")

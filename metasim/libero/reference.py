@@ -221,6 +221,12 @@ class ReferenceSim:
         """The compiled MJCF of the loaded task (`env.env.sim.model.get_xml()`)."""
         return str(self.call("xml")["xml"])
 
+    def record(self, actions: np.ndarray) -> dict[str, np.ndarray]:
+        """Step actions (T, 7) and return every substep's input to mj_step: qpos
+        (T * 25, nq), qvel (T * 25, nv) and robosuite's ctrl (T * 25, nu)."""
+        acts = np.asarray(actions, dtype=np.float64).reshape(-1, 7)
+        return dict(self.call("record", actions=acts.tolist()))
+
     def bench(self, steps: int = 50) -> np.ndarray:
         """Seconds per env.step (T,), timed inside the worker on smooth random actions."""
         return np.asarray(self.call("bench", steps=steps)["seconds"])
