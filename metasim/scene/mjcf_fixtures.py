@@ -51,7 +51,9 @@ def load_mjcf(path: Path) -> mujoco.MjSpec:
         spec = mujoco.MjSpec.from_string(ET.tostring(root, encoding="unicode"))
     except ValueError as exc:
         raise MetasimInputError(str(path), [f"MJCF does not load: {exc}"]) from None
-    # robosuite's convention for model files: only collision geoms (group 0) carry mass.
+    # robosuite's world reads every part in radians, and only collision geoms (group 0)
+    # carry mass (its compiler: angle="radian" inertiagrouprange="0 0").
+    spec.compiler.degree = False
     spec.compiler.inertiagrouprange = [0, 0]
     return spec
 

@@ -117,3 +117,32 @@ def test_pro_language_variant_reaches_the_scene() -> None:
     """The instruction is the BDDL's :language, also for LIBERO-PRO's `_lan` files."""
     task = libero_scene.load_task("libero:libero_goal_lan/0")
     assert task.scene.task.instruction == "open the cabinet’s middle drawer"
+
+
+def test_robot_and_models_as_robosuite_builds_them() -> None:
+    """Facts read from the reference simulator's exported MJCF (libero_goal task 0):
+    joint ranges in radians, armature 5/i, friction loss 0.1, the end effector at LIBERO's
+    home pose, the mounted base, and part files read in radians with group-0 masses."""
+    task = libero_scene.load_task("libero:libero_goal/0")
+    compiled = compile_scene(task.scene)
+    model = compiled.model
+    arm = [model.joint(f"{ROBOT_PREFIX}robot0_joint{i}") for i in range(1, 8)]
+    upper = [2.8973, 1.7628, 2.8973, -0.0698, 2.8973, 3.7525, 2.8973]
+    np.testing.assert_allclose([j.range[1] for j in arm], upper)
+    np.testing.assert_allclose(
+        [model.dof_armature[j.dofadr[0]] for j in arm], [5.0 / i for i in range(1, 8)], rtol=1e-5
+    )  # robosuite writes 6 significant digits, as MJCF text does
+    assert all(model.dof_frictionloss[j.dofadr[0]] == pytest.approx(0.1) for j in arm)
+    np.testing.assert_allclose(model.body(f"{ROBOT_PREFIX}robot0_base").pos, (-0.66, 0.0, 0.912))
+    data = mujoco.MjData(model)
+    data.qpos[[j.qposadr[0] for j in arm]] = compiled.index.home
+    mujoco.mj_forward(model, data)
+    site = model.site(f"{ROBOT_PREFIX}gripper0_grip_site").id
+    np.testing.assert_allclose(data.site_xpos[site], (-0.20846466, 0.0, 1.17327948), atol=1e-7)
+    np.testing.assert_allclose(
+        model.jnt_range[model.joint("flat_stove_1_button").id], (-0.005, 2.1)
+    )
+    # the bowl's mass comes from its collision boxes only (density 100)
+    assert model.body_mass[model.body("akita_black_bowl_1").id] == pytest.approx(
+        0.0055913, rel=1e-4
+    )
