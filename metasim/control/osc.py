@@ -154,8 +154,13 @@ def orientation_error(goal: np.ndarray, current: np.ndarray) -> np.ndarray:
 
 
 def _inv_psd(a: np.ndarray) -> np.ndarray:
-    """Pseudo-inverse of a batch of small symmetric matrices (B, k, k)."""
-    return np.linalg.pinv(a)
+    """Inverse of a batch of small symmetric matrices (B, k, k); the pseudo-inverse (as
+    robosuite uses) only when one is singular: the two agree for invertible matrices, and
+    inv is 3x faster than an SVD."""
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        return np.linalg.pinv(a)
 
 
 def osc_torques(
