@@ -136,9 +136,12 @@ class Worker:
             "n_init_states": len(self.init_states) if self.init_states is not None else 0,
         }
 
-    def reset(self, init: int = 0, seed: int = 0) -> dict[str, Any]:
+    def reset(self, init: int = 0, seed: int | None = 0) -> dict[str, Any]:
+        """env.seed(seed) (skipped for None: the RNG continues, as in openpi's episode loop,
+        which seeds once), env.reset(), env.set_init_state(init_states[init])."""
         assert self.init_states is not None, "load a task first"
-        self.env.seed(seed)
+        if seed is not None:
+            self.env.seed(seed)
         with redirect_stdout(io.StringIO()):
             self.env.reset()
         self.env.set_init_state(self.init_states[init % len(self.init_states)])

@@ -193,8 +193,11 @@ class ReferenceSim:
         type, qposadr, dofadr), body and camera names, objects/fixtures -> root body."""
         return self.call("load", suite=suite, task=task, size=size, cameras=cameras)
 
-    def reset(self, init: int = 0, seed: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
-        """env.seed(seed); env.reset(); env.set_init_state(init_states[init]).
+    def reset(self, init: int = 0, seed: int | None = 0) -> tuple[dict[str, Any], dict[str, Any]]:
+        """env.seed(seed); env.reset(); env.set_init_state(init_states[init]). With seed
+        None the env's RNG is not reseeded: LIBERO re-samples fixture placements on every
+        reset, so openpi's loop (seed once, then reset per episode) is `seed=None` after
+        the first episode.
         Returns (state, controller state) — see `step` for the state's keys."""
         reply = self.call("reset", init=init, seed=seed)
         return reply["state"], reply["controller"]

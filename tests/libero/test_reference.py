@@ -74,6 +74,17 @@ def test_init_state_k_sets_the_reported_state(ref: ReferenceSim, goal_task: dict
         assert np.allclose(ctrl["kd"], 2 * np.sqrt(150.0))
 
 
+def test_fixture_placement_follows_the_reset_rng(ref: ReferenceSim, goal_task: dict) -> None:
+    """LIBERO re-samples fixture placements on every reset (they are not in the init
+    state): the same seed gives the same placement, an un-reseeded reset another one."""
+    cabinet = goal_task["bodies"].index(goal_task["fixtures"]["wooden_cabinet_1"])
+    first = ref.reset(init=0, seed=0)[0]["body_xpos"][cabinet]
+    again = ref.reset(init=0, seed=0)[0]["body_xpos"][cabinet]
+    moved = ref.reset(init=0, seed=None)[0]["body_xpos"][cabinet]
+    assert np.array_equal(first, again)
+    assert 1e-4 < np.abs(moved - first).max() < 0.05
+
+
 def test_five_saturated_x_actions_move_about_4_4_cm(ref: ReferenceSim, goal_task: dict) -> None:
     state, _ = ref.reset(init=0)
     steps = ref.step(np.tile([1.0, 0, 0, 0, 0, 0, -1.0], (5, 1)))
