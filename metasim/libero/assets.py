@@ -3,9 +3,10 @@ layout of LIBERO's compiled model (what an init state's [qpos, qvel] rows mean).
 
 Facts from LIBERO's `envs/objects/*.py` and robosuite 1.4's `MujocoXMLObject`: a category
 `c` is the model `stable_scanned_objects/c/c.xml`, `stable_hope_objects/c/c.xml`,
-`turbosquid_objects/c/c.xml` or `articulated_objects/c.xml`; robosuite keeps the body
-named `object` of that file as the model's root (renamed `<instance>_main`), prefixes
-every name with `<instance>_`, and gives objects (not fixtures) a free joint on the root.
+`turbosquid_objects/c/c.xml`, `custom_objects/c/c.xml` (LIBERO-PRO) or
+`articulated_objects/c.xml`; robosuite keeps the body named `object` of that file as the
+model's root (renamed `<instance>_main`), prefixes every name with `<instance>_`, and gives
+objects (not fixtures) a free joint on the root.
 The workspace fixtures (`table`, `kitchen_table`, `living_room_table`, `study_table`,
 `floor`) are part of the arena, not models. LIBERO's compiled model orders joints as:
 robot arm (7), gripper fingers (2), then each object (free joint, then the joints inside
@@ -24,7 +25,12 @@ from metasim.libero import paths
 from metasim.libero.bddl import BddlProblem
 
 WORKSPACES = ("table", "kitchen_table", "living_room_table", "study_table", "floor")
-_FOLDERS = ("stable_scanned_objects", "stable_hope_objects", "turbosquid_objects")
+_FOLDERS = (
+    "stable_scanned_objects",
+    "stable_hope_objects",
+    "turbosquid_objects",
+    "custom_objects",  # LIBERO-PRO's added objects
+)
 ROBOT_JOINTS = (
     *(f"robot0_joint{i}" for i in range(1, 8)),
     "gripper0_finger_joint1",

@@ -146,3 +146,19 @@ def test_robot_and_models_as_robosuite_builds_them() -> None:
     assert model.body_mass[model.body("akita_black_bowl_1").id] == pytest.approx(
         0.0055913, rel=1e-4
     )
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        "libero:libero_goal_swap/0",  # LIBERO-PRO: objects swapped
+        "libero:libero_spatial_with_mug/0",  # an added object from custom_objects/
+    ],
+)
+def test_libero_pro_variants_import(ref: str) -> None:
+    task = libero_scene.load_task(ref)
+    compiled = compile_scene(task.scene)
+    mapping = libero_scene.init_state_map(task.problem, compiled)
+    data = mujoco.MjData(compiled.model)
+    mapping.apply(compiled.model, data, task.init_states[0])
+    assert np.all(np.isfinite(data.qpos)) and len(mapping.qpos_index) == compiled.model.nq
