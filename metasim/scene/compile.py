@@ -18,7 +18,7 @@ import numpy as np
 
 from metasim.errors import MetasimInputError
 from metasim.rotations import look_at_quat, yaw_quat
-from metasim.scene import fixtures
+from metasim.scene import fixtures, mjcf_fixtures
 from metasim.scene.robots import RobotDescriptor, resolve_robot
 from metasim.scene.schema import CameraSpec, MaterialSpec, ObjectSpec, Scene
 
@@ -148,6 +148,8 @@ def _options(spec: mujoco.MjSpec, scene: Scene) -> None:
     spec.option.gravity = list(phys.gravity)
     spec.option.integrator = _INTEGRATOR[phys.integrator]
     spec.option.impratio = phys.impratio
+    spec.option.density = phys.density
+    spec.option.viscosity = phys.viscosity
     spec.option.cone = (
         mujoco.mjtCone.mjCONE_ELLIPTIC
         if phys.cone == "elliptic"
@@ -208,6 +210,9 @@ def _attach_robot(spec: mujoco.MjSpec, scene: Scene, robot: RobotDescriptor) -> 
 
 
 def _add_object(spec: mujoco.MjSpec, ob: ObjectSpec, base_dir: Path) -> None:
+    if ob.shape == "mjcf" and ob.mjcf_body:
+        mjcf_fixtures.add_mjcf_object(spec, ob, base_dir)
+        return
     body = spec.worldbody.add_body(name=ob.name, pos=list(ob.pos), quat=list(ob.quat))
     if ob.free:
         body.add_freejoint(name=f"{ob.name}/free")

@@ -19,6 +19,7 @@ from pydantic_core import PydanticCustomError
 
 from metasim.scene.schema_base import (
     RGBA,
+    FixtureBase,
     NonNegFloat,
     PositiveFloat,
     Quat,
@@ -26,6 +27,7 @@ from metasim.scene.schema_base import (
     UnitQuat,
     Vec3,
 )
+from metasim.scene.schema_libero import MjcfFixtureSpec, SiteFixtureSpec
 from metasim.scene.task_schema import (
     PREDICATE_KINDS,
     AllOf,
@@ -132,6 +134,9 @@ class ObjectSpec(Strict):
     size: list[PositiveFloat] | None = None
     mesh: str | None = None
     mjcf: str | None = None
+    mjcf_body: str | None = None
+    """With `mjcf`: the body of the file that becomes the object (robosuite's objects use
+    `object`); the object's free body is that body, its names prefixed `<name>_`."""
     scale: Vec3 = (1.0, 1.0, 1.0)
     pos: Vec3 = (0.0, 0.0, 0.0)
     quat: UnitQuat = (1.0, 0.0, 0.0, 0.0)
@@ -163,24 +168,6 @@ class ObjectSpec(Strict):
 
 
 # ---------------------------------------------------------------- fixtures
-
-
-class FixtureBase(Strict):
-    """What every fixture kind declares: the names it creates in the compiled scene
-    (bodies usable as region frames and supports, sites usable as expert targets, joints
-    by the names predicates may use). One subclass per kind, its builder registered in
-    metasim.scene.fixtures."""
-
-    name: str
-
-    def bodies(self) -> tuple[str, ...]:
-        return (self.name,)
-
-    def sites(self) -> tuple[str, ...]:
-        return ()
-
-    def joints(self) -> tuple[str, ...]:
-        return ()
 
 
 class TableSpec(FixtureBase):
@@ -249,7 +236,10 @@ class MarkerSpec(FixtureBase):
     rgba: RGBA = (0.1, 0.7, 0.2, 1.0)
 
 
-FixtureSpec = Annotated[TableSpec | DrawerSpec | BinSpec | MarkerSpec, Field(discriminator="type")]
+FixtureSpec = Annotated[
+    TableSpec | DrawerSpec | BinSpec | MarkerSpec | MjcfFixtureSpec | SiteFixtureSpec,
+    Field(discriminator="type"),
+]
 
 
 # ---------------------------------------------------------------- cameras and lights
@@ -296,6 +286,8 @@ class PhysicsSpec(Strict):
     integrator: Literal["implicitfast", "euler", "rk4", "implicit"] = "implicitfast"
     impratio: PositiveFloat = 1.0
     cone: Literal["pyramidal", "elliptic"] = "pyramidal"
+    density: NonNegFloat = 0.0  # of the medium (air: 1.2 kg/m^3), for drag
+    viscosity: NonNegFloat = 0.0  # of the medium (air: 2e-5 Pa s)
     floor: bool = True
 
 

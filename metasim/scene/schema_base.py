@@ -33,3 +33,21 @@ def _unit_quat(q: Quat) -> Quat:
 
 
 UnitQuat = Annotated[Quat, AfterValidator(_unit_quat)]
+
+
+class FixtureBase(Strict):
+    """What every fixture kind declares: the names it creates in the compiled scene
+    (bodies usable as region frames and supports, sites usable as expert targets, joints
+    by the names predicates may use). One subclass per kind, its builder registered in
+    metasim.scene.fixtures."""
+
+    name: str
+
+    def bodies(self) -> tuple[str, ...]:
+        return (self.name,)
+
+    def sites(self) -> tuple[str, ...]:
+        return ()
+
+    def joints(self) -> tuple[str, ...]:
+        return ()

@@ -3,7 +3,7 @@ kinds, each a tagged mapping), the scripted expert's parameters and the task its
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -13,7 +13,9 @@ from pydantic import (
     Tag,
 )
 
+from metasim.scene.predicate_base import PredicateBase, Ref
 from metasim.scene.schema_base import NonNegFloat, PositiveFloat, Strict, Vec3
+from metasim.scene.schema_libero import LIBERO_KINDS, JointValue, RestingOn, SiteIn, SiteOn
 
 # ---------------------------------------------------------------- task
 
@@ -50,27 +52,6 @@ class JointFractionArgs(Strict):
 
 class GraspedArgs(Strict):
     object: str
-
-
-class Ref(NamedTuple):
-    """A name a predicate refers to: where (under the predicate), which of the scene's
-    name sets it must be in (`object`, `body`, `joint`), how the message calls it."""
-
-    loc: tuple[int | str, ...]
-    among: Literal["object", "body", "joint"]
-    label: str
-    name: str
-
-
-class PredicateBase(Strict):
-    """What every predicate kind declares: its sub-predicates (with their place) and the
-    names it refers to; reference checks and walks iterate these."""
-
-    def children(self) -> list[tuple[tuple[int | str, ...], Predicate]]:
-        return []
-
-    def references(self) -> list[Ref]:
-        return []
 
 
 class InRegion(PredicateBase):
@@ -154,6 +135,7 @@ PREDICATE_KINDS = (
     "joint_open",
     "joint_closed",
     "grasped",
+    *LIBERO_KINDS,
 )
 
 
@@ -175,7 +157,11 @@ Predicate = Annotated[
     | Annotated[Lifted, Tag("lifted")]
     | Annotated[JointOpen, Tag("joint_open")]
     | Annotated[JointClosed, Tag("joint_closed")]
-    | Annotated[Grasped, Tag("grasped")],
+    | Annotated[Grasped, Tag("grasped")]
+    | Annotated[RestingOn, Tag("resting_on")]
+    | Annotated[SiteOn, Tag("site_on")]
+    | Annotated[SiteIn, Tag("site_in")]
+    | Annotated[JointValue, Tag("joint_value")],
     Field(
         discriminator=Discriminator(
             _predicate_tag,

@@ -33,10 +33,12 @@ from metasim.sim.base import Kinematics
 @dataclass
 class TaskView:
     """What predicates read. kin: the current kinematics; init_body_pos (B, nbody, 3):
-    body positions at the episode's reset."""
+    body positions at the episode's reset; contacts: per env, the (n, 2) geom ids of the
+    active contacts (`geom_contacts`), for predicates that test touching (None: not read)."""
 
     kin: Kinematics
     init_body_pos: np.ndarray
+    contacts: list[np.ndarray] | None = None
 
 
 PredFn = Callable[[TaskView], np.ndarray]

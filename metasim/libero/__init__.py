@@ -1,0 +1,1 @@
+"""LIBERO support: paths into the installed `libero` extra and the reference simulator."""

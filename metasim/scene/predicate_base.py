@@ -1,0 +1,32 @@
+"""What every predicate kind of the scene schema declares (its sub-predicates and the
+names it refers to), shared by the core kinds and the imported ones (LIBERO's)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from metasim.scene.schema_base import Strict
+
+if TYPE_CHECKING:
+    from metasim.scene.task_schema import Predicate
+
+
+class Ref(NamedTuple):
+    """A name a predicate refers to: where (under the predicate), which of the scene's
+    name sets it must be in (`object`, `body`, `joint`), how the message calls it."""
+
+    loc: tuple[int | str, ...]
+    among: Literal["object", "body", "joint"]
+    label: str
+    name: str
+
+
+class PredicateBase(Strict):
+    """What every predicate kind declares: its sub-predicates (with their place) and the
+    names it refers to; reference checks and walks iterate these."""
+
+    def children(self) -> list[tuple[tuple[int | str, ...], Predicate]]:
+        return []
+
+    def references(self) -> list[Ref]:
+        return []

@@ -1,0 +1,133 @@
+"""Predicate kinds LIBERO's BDDL goals need (see docs/libero.md), as typed schema nodes.
+
+They state LIBERO's own checks (libero/libero/envs/object_states, predicates, objects):
+- `resting_on`: object A on object B: B's body origin is not above A's, the two touch,
+  and their origins are less than `xy_radius` apart horizontally (LIBERO's `On` on objects).
+- `site_on`: an object's origin inside a site's box footprint, between the site's top
+  face (minus 5 mm) and `height` above it, in the site frame; optionally touching body
+  `contact` (LIBERO's `On` on a region).
+- `site_in`: an object's origin inside a site's box rotated into the world (the box's
+  bottom lowered by 1 cm) (LIBERO's `In`).
+- `joint_value`: a joint's position above and/or below a threshold (LIBERO's `Open`,
+  `Close`, `TurnOn`, `TurnOff` are any/all of these over a fixture's joints).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import model_validator
+from pydantic_core import PydanticCustomError
+
+from metasim.scene.predicate_base import PredicateBase, Ref
+from metasim.scene.schema_base import FixtureBase, NonNegFloat, PositiveFloat, Quat, Strict, Vec3
+
+
+class RestingOnArgs(Strict):
+    object: str
+    support: str
+    xy_radius: PositiveFloat = 0.03
+
+
+class SiteOnArgs(Strict):
+    object: str
+    site: str
+    height: PositiveFloat = 0.10
+    contact: str | None = None
+
+
+class SiteInArgs(Strict):
+    object: str
+    site: str
+    z_slack: NonNegFloat = 0.01
+
+
+class JointValueArgs(Strict):
+    """`above`/`below`: strict bounds unless `inclusive`; at least one is given."""
+
+    joint: str
+    above: float | None = None
+    below: float | None = None
+    inclusive: bool = False
+
+    @model_validator(mode="after")
+    def _bound(self) -> JointValueArgs:
+        if self.above is None and self.below is None:
+            raise PydanticCustomError("joint_bound", "joint_value needs 'above' or 'below'")
+        return self
+
+
+class RestingOn(PredicateBase):
+    resting_on: RestingOnArgs
+
+    def references(self) -> list[Ref]:
+        return [Ref(("resting_on", "object"), "object", "object ", self.resting_on.object)]
+
+
+class SiteOn(PredicateBase):
+    site_on: SiteOnArgs
+
+    def references(self) -> list[Ref]:
+        return [Ref(("site_on", "object"), "object", "object ", self.site_on.object)]
+
+
+class SiteIn(PredicateBase):
+    site_in: SiteInArgs
+
+    def references(self) -> list[Ref]:
+        return [Ref(("site_in", "object"), "object", "object ", self.site_in.object)]
+
+
+class JointValue(PredicateBase):
+    joint_value: JointValueArgs
+
+
+LIBERO_KINDS = ("resting_on", "site_on", "site_in", "joint_value")
+
+
+# ---------------------------------------------------------------- MJCF fixtures and sites
+
+
+class TableResize(Strict):
+    """robosuite's TableArena edits of a body named `table`: top of `full_size` (x, y,
+    thickness) whose upper face is at `offset` (x, y, z), four legs down to z = 0."""
+
+    full_size: tuple[PositiveFloat, PositiveFloat, PositiveFloat]
+    offset: Vec3
+    friction: Vec3 = (0.6, 0.005, 0.0001)
+
+
+class MjcfFixtureSpec(FixtureBase):
+    """A fixture from an MJCF file (absolute, or relative to the scene file). `body`: the
+    body of the file to take (its subtree, placed at `pos`/`quat` and renamed `name`);
+    None takes the whole worldbody at the origin (an arena: floor, walls, lights). Names
+    inside get `prefix`. Joints inside stay (articulated fixtures); nothing is free."""
+
+    type: Literal["mjcf"]
+    name: str
+    file: str
+    body: str | None = None
+    prefix: str = ""
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    quat: Quat = (1.0, 0.0, 0.0, 0.0)
+    table: TableResize | None = None
+    cameras: bool = True
+    """False drops the file's cameras (the scene declares its own)."""
+
+
+class SiteFixtureSpec(FixtureBase):
+    """A box site (no geometry) on body `body` (the world when None), e.g. a goal region."""
+
+    type: Literal["site"]
+    name: str
+    body: str | None = None
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    quat: Quat = (1.0, 0.0, 0.0, 0.0)
+    size: tuple[PositiveFloat, PositiveFloat, PositiveFloat]
+    rgba: tuple[float, float, float, float] = (0.0, 0.0, 1.0, 0.0)
+
+    def bodies(self) -> tuple[str, ...]:
+        return ()
+
+    def sites(self) -> tuple[str, ...]:
+        return (self.name,)
