@@ -54,6 +54,7 @@ class TruthScene:
     table_half: tuple[float, float, float]
     primitives: tuple[TruePrimitive, ...]
     room: bool = False
+    marker_at: tuple[float, float] = (-0.16, -0.26)  # where an ArUco marker lies, if any
 
 
 TABLETOP = TruthScene(TABLE_HALF, TRUTH)
@@ -62,7 +63,7 @@ ROOM_TRUTH = (
     TruePrimitive("ball", "sphere", (0.033,), (-0.08, -0.04, 0.033)),
     TruePrimitive("puck", "cylinder", (0.03, 0.018), (0.02, 0.11, 0.018)),
 )
-ROOM = TruthScene((0.25, 0.32, 0.02), ROOM_TRUTH, room=True)
+ROOM = TruthScene((0.25, 0.32, 0.02), ROOM_TRUTH, room=True, marker_at=(-0.14, 0.21))
 FLOOR_DEPTH = 0.74  # m from the table top down to the floor
 WALLS = (("x", -1.1), ("y", 1.2))  # the inner faces of two walls: x = -1.1 and y = 1.2
 ROOM_ORBIT = {"radius": 0.6, "height": 0.5}  # a scan from further out: the room in view
@@ -86,10 +87,9 @@ def _noise_texture(path: Path, seed: int, size: int = 512) -> None:
 
 
 MARKER_SIDE = 0.1  # m, the black square of the ArUco marker (with a white margin around)
-MARKER_CENTRE = (-0.16, -0.26)
 
 
-def _add_marker(spec: mujoco.MjSpec, tex_dir: Path) -> None:
+def _add_marker(spec: mujoco.MjSpec, tex_dir: Path, centre: tuple[float, float]) -> None:
     """An ArUco DICT_4X4_50 marker (id 0) lying on the table: a textured quad."""
     import cv2
 
@@ -116,7 +116,7 @@ def _add_marker(spec: mujoco.MjSpec, tex_dir: Path) -> None:
         type=mujoco.mjtGeom.mjGEOM_MESH,
         meshname="marker",
         material="marker",
-        pos=[*MARKER_CENTRE, 0.0005],
+        pos=[*centre, 0.0005],
         contype=0,
         conaffinity=0,
     )
@@ -197,7 +197,7 @@ def build_truth_model(
             name=p.name, type=kinds[p.shape], size=size, pos=list(p.pos), quat=quat, material=p.name
         )
     if marker:
-        _add_marker(spec, tex_dir)
+        _add_marker(spec, tex_dir, scene.marker_at)
     add_scan_camera(spec)
     return spec.compile()
 
