@@ -131,19 +131,39 @@ def attention(points: np.ndarray, poses: np.ndarray, cone: float = 0.03) -> np.n
     return np.asarray(np.median(np.stack(hits), axis=0))
 
 
+SAME_SURFACE = 0.03  # m: horizontal planes closer than this are one (noisy) surface
+
+
 @dataclass(frozen=True)
 class _Candidate:
-    """A horizontal plane's patch under the focus: (not under it, focus height) sorts
-    the highest plane under the focus first."""
+    """A horizontal plane's patch that could be the support."""
 
-    key: tuple[bool, float]
+    under: bool  # the patch lies under the focus
+    height: float  # of the focus above the plane
+    area: float  # of the patch, m^2
     patch: np.ndarray  # (K,) indices into the points
     index: int  # into the detected planes
 
 
+def _pick(cands: list[_Candidate]) -> _Candidate | None:
+    """The highest candidate under the focus (any, if none is under it); of planes
+    within `SAME_SURFACE` of it (a noisy surface fit twice, as stereo depth gives), the
+    largest patch."""
+    pool = [c for c in cands if c.under] or cands
+    if not pool:
+        return None
+    top = min(c.height for c in pool)
+    return max((c for c in pool if c.height < top + SAME_SURFACE), key=lambda c: c.area)
+
+
 def _horizontal(
-    points: np.ndarray, plane: PlaneFit, normal: np.ndarray, offset: float, focus: np.ndarray
-) -> tuple[dict[str, Any], tuple[tuple[bool, float], np.ndarray] | None]:
+    points: np.ndarray,
+    plane: PlaneFit,
+    normal: np.ndarray,
+    offset: float,
+    focus: np.ndarray,
+    index: int,
+) -> tuple[dict[str, Any], _Candidate | None]:
     """A horizontal plane (normal up): its patch nearest the focus, and that patch as a
     support candidate if it is large and not above the focus."""
     basis = plane_basis(normal)
@@ -162,7 +182,7 @@ def _horizontal(
         "under_focus": under,
     }
     if height > -FOCUS_TOLERANCE and area[nearest] >= MIN_SUPPORT_AREA:
-        return entry, ((not under, height), plane.inliers[mine])
+        return entry, _Candidate(under, height, float(area[nearest]), plane.inliers[mine], index)
     return entry, None
 
 
@@ -176,7 +196,7 @@ def find_support(points: np.ndarray, poses: np.ndarray, threshold: float) -> Sup
     up = max((p.normal for p in planes), key=lambda n: abs(float(n @ prior)))
     up = up if up @ prior > 0 else -up
     focus = attention(points, poses)
-    best: _Candidate | None = None
+    cands: list[_Candidate] = []
     walls: list[np.ndarray] = []
     report: list[dict[str, Any]] = []
     for k, plane in enumerate(planes):
@@ -190,11 +210,11 @@ def find_support(points: np.ndarray, poses: np.ndarray, threshold: float) -> Sup
             walls.append(plane.inliers[np.isin(label, big)])
             entry = {"kind": "wall", "area_m2": float(area[big].sum())}
         elif tilt > HORIZONTAL:
-            entry, cand = _horizontal(points, plane, normal, offset, focus)
-            if cand is not None and (best is None or cand[0] < best.key):
-                best = _Candidate(cand[0], cand[1], k)
+            entry, cand = _horizontal(points, plane, normal, offset, focus, k)
+            cands += [cand] if cand is not None else []
         entry.update(points=len(plane.inliers), tilt_deg=math.degrees(math.acos(min(1.0, tilt))))
         report.append(entry)
+    best = _pick(cands)
     if best is None:
         return None
     report[best.index]["kind"] = "support"
