@@ -1,48 +1,66 @@
-"""Stage 4: scale and gravity. The dominant plane (RANSAC) is the support surface; its
-normal, turned towards the cameras, is "up". The scene frame has the table top at z = 0,
+"""Stage 4: scale and gravity. The support surface (`planes.find_support`: the highest
+large horizontal plane under the scan's centre of attention, not the floor or a wall);
+its normal, turned towards the cameras, is "up". The scene frame has the table top at z = 0,
 x and y along the table's principal axes, and the scanned objects centred in front of
 the robot (at `WORKSPACE` in the robot's frame)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import open3d as o3d
 
 from metasim.errors import MetasimInputError
+from metasim.recon.planes import find_support, fit_plane
 
 WORKSPACE = np.array([0.5, 0.0])  # where the objects' centre lands, in front of the robot
 
 
 @dataclass(frozen=True)
 class Plane:
-    """A plane n . x + d = 0 with unit normal `normal` (pointing up) and its inliers."""
+    """A plane n . x + d = 0 with unit normal `normal` (pointing up) and its inliers (the
+    support patch); `walls` are points of walls (kept out of the objects), `info` says
+    how the plane was chosen."""
 
     normal: np.ndarray  # (3,)
     offset: float
     inliers: np.ndarray  # (K,) indices into the points
+    walls: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    info: dict[str, Any] = field(default_factory=dict)
 
 
-def support_plane(
-    points: np.ndarray, cam_centres: np.ndarray, threshold: float, source: str
-) -> Plane:
-    """The dominant plane of (N, 3) points, refined by least squares on its inliers,
-    with the normal on the side of the cameras (N_cam, 3)."""
+def support_plane(points: np.ndarray, poses: np.ndarray, threshold: float, source: str) -> Plane:
+    """The surface the objects stand on, in (N, 3) points seen from camera-to-world poses
+    (N_cam, 4, 4): the highest large horizontal plane under the scan's centre of attention
+    (`planes.find_support`); without one, the dominant plane. Refined by least squares on
+    its inliers, with the normal on the side of the cameras."""
     if len(points) < 100:
         raise MetasimInputError(
             source, [f"too little geometry to find the table ({len(points)} points)"]
         )
-    pcd = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(points))
-    o3d.utility.random.seed(0)
-    model, inliers = pcd.segment_plane(threshold, 3, 2000)
-    idx = np.asarray(inliers)
-    # Least-squares refit on the inliers (SVD of the centred points).
+    found = find_support(points, poses, threshold)
+    cam_centres = poses[:, :3, 3]
+    if found is None:
+        pcd = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(points))
+        o3d.utility.random.seed(0)
+        _, inliers = pcd.segment_plane(threshold, 3, 2000)
+        idx = np.asarray(inliers)
+        normal, offset = fit_plane(points[idx])
+        walls = np.zeros(0, dtype=np.int64)
+        info: dict[str, Any] = {"rule": "dominant plane (no support found)"}
+    else:
+        normal, offset, idx, walls = found.normal, found.offset, found.inliers, found.walls
+        info = {
+            "rule": "highest large horizontal plane under the centre of attention",
+            "centre_of_attention": [float(v) for v in found.focus],
+            "planes": found.planes,
+        }
     centre = points[idx].mean(axis=0)
-    normal = np.linalg.svd(points[idx] - centre, full_matrices=False)[2][2]
     if np.mean((cam_centres - centre) @ normal) < 0:
-        normal = -normal
-    return Plane(normal, float(-normal @ centre), idx)
+        normal, offset = -normal, -offset
+    return Plane(normal, float(offset), idx, walls, info)
 
 
 def table_frame(points: np.ndarray, plane: Plane) -> np.ndarray:

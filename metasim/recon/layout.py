@@ -39,21 +39,25 @@ class Layout:
     plane_rms: float
     objects: list[ReconObject]
     background: MeshData
+    support: dict[str, Any]  # how the support plane was chosen (planes.find_support)
 
 
 def build_layout(
     points: np.ndarray,
     colors: np.ndarray,
     mesh: o3d.geometry.TriangleMesh | None,
-    cam_centres: np.ndarray,
+    cam_poses: np.ndarray,
     scale: float,
     spacing: float,
     source: str,
     max_objects: int = 8,
 ) -> Layout:
-    """Find the table and the objects in metric-after-`scale` points (N, 3)."""
+    """Find the table and the objects in metric-after-`scale` points (N, 3), seen from
+    camera-to-world `cam_poses` (N_cam, 4, 4) in scan units."""
     pts = points * scale
-    plane = fr.support_plane(pts, cam_centres * scale, max(1.5 * spacing, 0.004), source)
+    poses = cam_poses.copy()
+    poses[:, :3, 3] *= scale
+    plane = fr.support_plane(pts, poses, max(1.5 * spacing, 0.004), source)
     to_table = fr.similarity(scale, fr.table_frame(pts, plane))
     local = fr.apply(to_table, points)
     plane_rms = float(np.sqrt(np.mean(local[plane.inliers, 2] ** 2)))
@@ -65,6 +69,7 @@ def build_layout(
         eps=2.5 * spacing,
         min_height=max(2 * plane_rms, 0.004),
         min_points=40 if mesh is not None else 12,  # dense TSDF vertices, or sparse SfM points
+        exclude=plane.walls,
     )
     objects_local: list[ReconObject] = []
     for idx in clusters[:max_objects]:
@@ -86,7 +91,9 @@ def build_layout(
         background = background_mesh(scan, drop, target=60000)
     else:
         background = _splat_background(fr.apply(world_to_scene, points), colors, drop, spacing)
-    return Layout(world_to_scene, t_centre + offset[:2], t_half, plane_rms, objects, background)
+    return Layout(
+        world_to_scene, t_centre + offset[:2], t_half, plane_rms, objects, background, plane.info
+    )
 
 
 def _splat_background(
@@ -138,6 +145,7 @@ def write_scene(
 def layout_stats(layout: Layout) -> dict[str, Any]:
     return {
         "plane_rms_m": layout.plane_rms,
+        "support": layout.support,
         "table_half_size_m": [float(v) for v in layout.table_half],
         "background_triangles": len(layout.background.faces),
         "objects": [

@@ -46,14 +46,19 @@ def cluster_above(
     min_height: float,
     max_height: float = 0.5,
     min_points: int = 40,
+    exclude: np.ndarray | None = None,
 ) -> list[np.ndarray]:
-    """Indices of each cluster of points above the table, largest first."""
+    """Indices of each cluster of points above the table (not those in `exclude`, e.g.
+    walls), largest first."""
     rel = np.abs(points[:, :2] - table_centre)
-    cand = np.flatnonzero(
+    above = (
         (points[:, 2] > min_height)
         & (points[:, 2] < max_height)
         & np.all(rel < table_half + 0.02, axis=1)
     )
+    if exclude is not None and len(exclude):
+        above[exclude] = False
+    cand = np.flatnonzero(above)
     if len(cand) < min_points:
         return []
     pcd = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(points[cand]))
@@ -116,6 +121,11 @@ def background_mesh(mesh: o3d.geometry.TriangleMesh, drop: np.ndarray, target: i
     out = o3d.geometry.TriangleMesh(mesh)
     out.remove_triangles_by_mask(~keep)
     out.remove_unreferenced_vertices()
+    if len(out.triangles) > 8 * target:
+        # A room-sized scan: quadric decimation of millions of triangles takes minutes;
+        # vertex clustering first brings it to about 4x the target in a second.
+        cell = math.sqrt(2.0 * out.get_surface_area() / (4 * target))
+        out = out.simplify_vertex_clustering(cell, o3d.geometry.SimplificationContraction.Average)
     if len(out.triangles) > target:
         out = out.simplify_quadric_decimation(target)
     out.remove_degenerate_triangles()

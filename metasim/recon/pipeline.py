@@ -117,7 +117,7 @@ def reconstruct(source: Path, out: Path, opts: ReconOptions | None = None) -> di
             geo["points"],
             geo["colors"],
             geo["mesh"],
-            poses[poses_ok, :3, 3],
+            poses[poses_ok],
             scale,
             spacing=opts.voxel if src.kind == "rgbd" else 0.006,  # stereo/sparse: coarser
             source=str(source),

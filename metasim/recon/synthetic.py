@@ -1,10 +1,13 @@
 """A known MuJoCo tabletop scanned by a moving camera: ground truth for `metasim recon`.
 
+Two scenes (`TruthScene`): `TABLETOP`, a table top alone in empty space with a box, a
+cylinder and a ball (`TRUTH`); and `ROOM`, a smaller table on legs in a room (floor and
+two walls in view, as in a real phone scan) with a tall box, a ball and a short cylinder.
 `write_rgbd_capture` writes a capture folder in the documented format (rgb/, depth/,
-intrinsics.json, poses.json); `write_video` an MP4 of the same orbit. The true
-primitives (`TRUTH`) let tests measure centroid error and Chamfer distance; surfaces are
-sampled by `sample_true_surfaces`. Textures are smooth random noise, so structure from
-motion finds features everywhere.
+intrinsics.json, poses.json in the OpenCV or OpenGL convention); `write_video` an MP4 of
+the same orbit. The true primitives let tests measure centroid error and Chamfer
+distance; surfaces are sampled by `sample_true_surfaces`. Textures are smooth random
+noise, so structure from motion finds features everywhere.
 """
 
 from __future__ import annotations
@@ -42,6 +45,30 @@ TRUTH = (
 )
 
 
+@dataclass(frozen=True)
+class TruthScene:
+    """What the synthetic scan shows: a table top of half-extents `table_half` (upper
+    face z = 0), the primitives standing on it, and with `room` the room around it: a
+    floor `FLOOR_DEPTH` below the table top, the table's legs and two walls (`WALLS`)."""
+
+    table_half: tuple[float, float, float]
+    primitives: tuple[TruePrimitive, ...]
+    room: bool = False
+    marker_at: tuple[float, float] = (-0.16, -0.26)  # where an ArUco marker lies, if any
+
+
+TABLETOP = TruthScene(TABLE_HALF, TRUTH)
+ROOM_TRUTH = (
+    TruePrimitive("tall_box", "box", (0.022, 0.03, 0.07), (0.07, -0.09, 0.07), yaw=0.4),
+    TruePrimitive("ball", "sphere", (0.033,), (-0.08, -0.04, 0.033)),
+    TruePrimitive("puck", "cylinder", (0.03, 0.018), (0.02, 0.11, 0.018)),
+)
+ROOM = TruthScene((0.25, 0.32, 0.02), ROOM_TRUTH, room=True, marker_at=(-0.14, 0.21))
+FLOOR_DEPTH = 0.74  # m from the table top down to the floor
+WALLS = (("x", -1.1), ("y", 1.2))  # the inner faces of two walls: x = -1.1 and y = 1.2
+ROOM_ORBIT = {"radius": 0.6, "height": 0.5}  # a scan from further out: the room in view
+
+
 def _noise_texture(path: Path, seed: int, size: int = 512) -> None:
     """Write a PNG of smooth colour noise (several octaves), good for feature matching."""
     rng = np.random.default_rng(seed)
@@ -60,10 +87,9 @@ def _noise_texture(path: Path, seed: int, size: int = 512) -> None:
 
 
 MARKER_SIDE = 0.1  # m, the black square of the ArUco marker (with a white margin around)
-MARKER_CENTRE = (-0.16, -0.26)
 
 
-def _add_marker(spec: mujoco.MjSpec, tex_dir: Path) -> None:
+def _add_marker(spec: mujoco.MjSpec, tex_dir: Path, centre: tuple[float, float]) -> None:
     """An ArUco DICT_4X4_50 marker (id 0) lying on the table: a textured quad."""
     import cv2
 
@@ -90,15 +116,60 @@ def _add_marker(spec: mujoco.MjSpec, tex_dir: Path) -> None:
         type=mujoco.mjtGeom.mjGEOM_MESH,
         meshname="marker",
         material="marker",
-        pos=[*MARKER_CENTRE, 0.0005],
+        pos=[*centre, 0.0005],
         contype=0,
         conaffinity=0,
     )
 
 
-def build_truth_model(tex_dir: Path, marker: bool = False) -> mujoco.MjModel:
-    """The ground-truth scene: a textured table top and the `TRUTH` primitives (and an
-    ArUco marker of side `MARKER_SIDE` when `marker`)."""
+def _material(spec: mujoco.MjSpec, tex_dir: Path, name: str, seed: int, repeat: float) -> None:
+    """A noise-textured material `name` (`repeat` > 0: uniform, repeats per metre)."""
+    file = tex_dir / f"{name}.png"
+    _noise_texture(file, seed=seed)
+    spec.add_texture(name=name, type=mujoco.mjtTexture.mjTEXTURE_2D, file=str(file))
+    mat = spec.add_material(name=name, specular=0.0, shininess=0.0)
+    textures = [""] * int(mujoco.mjtTextureRole.mjNTEXROLE)
+    textures[int(mujoco.mjtTextureRole.mjTEXROLE_RGB)] = name
+    mat.textures = textures
+    mat.texrepeat = [repeat, repeat] if repeat > 0 else [1, 1]
+    mat.texuniform = repeat > 0
+
+
+def _box(spec: mujoco.MjSpec, name: str, half: list[float], pos: list[float], mat: str) -> None:
+    spec.worldbody.add_geom(
+        name=name, type=mujoco.mjtGeom.mjGEOM_BOX, size=half, pos=pos, material=mat
+    )
+
+
+def _add_room(spec: mujoco.MjSpec, tex_dir: Path, table_half: tuple[float, ...]) -> None:
+    """Floor, table legs and two walls around the table (the `ROOM` scene)."""
+    _material(spec, tex_dir, "floor", seed=11, repeat=1.0)
+    _material(spec, tex_dir, "wall", seed=12, repeat=1.0)
+    _box(spec, "floor", [3.0, 3.0, 0.01], [0, 0, -FLOOR_DEPTH - 0.01], "floor")
+    height, top, c = 1.25, 2 * table_half[2], math.sqrt(0.5)
+    for axis, at in WALLS:  # planes (textured evenly, unlike a box's side), facing the table
+        facing_x = axis == "x"
+        spec.worldbody.add_geom(
+            name=f"wall_{axis}",
+            type=mujoco.mjtGeom.mjGEOM_PLANE,
+            size=[height, 3.0, 0.1] if facing_x else [3.0, height, 0.1],
+            pos=[at, 0.0, height - FLOOR_DEPTH] if facing_x else [0.0, at, height - FLOOR_DEPTH],
+            quat=[c, 0.0, math.copysign(c, -at), 0.0]
+            if facing_x
+            else [c, math.copysign(c, at), 0, 0],
+            material="wall",
+        )
+    leg = (FLOOR_DEPTH - top) / 2
+    for i, (sx, sy) in enumerate(((1, 1), (1, -1), (-1, 1), (-1, -1))):
+        xy = [sx * (table_half[0] - 0.05), sy * (table_half[1] - 0.05)]
+        _box(spec, f"leg{i}", [0.02, 0.02, leg], [*xy, -top - leg], "table")
+
+
+def build_truth_model(
+    tex_dir: Path, marker: bool = False, scene: TruthScene = TABLETOP
+) -> mujoco.MjModel:
+    """The ground-truth scene: a textured table top and `scene`'s primitives (and its
+    room; and an ArUco marker of side `MARKER_SIDE` when `marker`)."""
     tex_dir.mkdir(parents=True, exist_ok=True)
     spec = mujoco.MjSpec()
     spec.visual.headlight.ambient = [0.35, 0.35, 0.35]
@@ -107,38 +178,26 @@ def build_truth_model(tex_dir: Path, marker: bool = False) -> mujoco.MjModel:
     spec.worldbody.add_light(
         name="sun", pos=[0, 0, 2], dir=[0.2, 0.1, -1], diffuse=[0.4, 0.4, 0.4], castshadow=False
     )
-    names = ["table"] + [p.name for p in TRUTH]
-    for i, name in enumerate(names):
-        file = tex_dir / f"{name}.png"
-        _noise_texture(file, seed=i)
-        tex = spec.add_texture(name=name, type=mujoco.mjtTexture.mjTEXTURE_2D, file=str(file))
-        tex.file = str(file)
-        mat = spec.add_material(name=name, specular=0.0, shininess=0.0)
-        textures = [""] * int(mujoco.mjtTextureRole.mjNTEXROLE)
-        textures[int(mujoco.mjtTextureRole.mjTEXROLE_RGB)] = name
-        mat.textures = textures
-        mat.texrepeat = [3, 3] if name == "table" else [1, 1]
-        mat.texuniform = name == "table"
-    spec.worldbody.add_geom(
-        name="table",
-        type=mujoco.mjtGeom.mjGEOM_BOX,
-        size=list(TABLE_HALF),
-        pos=[0, 0, -TABLE_HALF[2]],
-        material="table",
-    )
+    _material(spec, tex_dir, "table", seed=0, repeat=3.0)
+    for i, p in enumerate(scene.primitives):
+        _material(spec, tex_dir, p.name, seed=i + 1, repeat=0.0)
+    half = list(scene.table_half)
+    _box(spec, "table", half, [0, 0, -half[2]], "table")
+    if scene.room:
+        _add_room(spec, tex_dir, scene.table_half)
     kinds = {
         "box": mujoco.mjtGeom.mjGEOM_BOX,
         "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
         "sphere": mujoco.mjtGeom.mjGEOM_SPHERE,
     }
-    for p in TRUTH:
+    for p in scene.primitives:
         size = list(p.size) + [0.0] * (3 - len(p.size))
         quat = [math.cos(p.yaw / 2), 0, 0, math.sin(p.yaw / 2)]
         spec.worldbody.add_geom(
             name=p.name, type=kinds[p.shape], size=size, pos=list(p.pos), quat=quat, material=p.name
         )
     if marker:
-        _add_marker(spec, tex_dir)
+        _add_marker(spec, tex_dir, scene.marker_at)
     add_scan_camera(spec)
     return spec.compile()
 
@@ -165,14 +224,20 @@ def render_scan(
     height: int = 240,
     fovy: float = 55.0,
     marker: bool = False,
+    scene: TruthScene = TABLETOP,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Intrinsics]:
-    """Render the truth from `n` orbit poses: (rgb (N,H,W,3), depth (N,H,W) m, poses, K)."""
-    model = build_truth_model(work / "textures", marker)
+    """Render the truth from `n` orbit poses (`ROOM_ORBIT` for a room): (rgb (N,H,W,3),
+    depth (N,H,W) m, poses (N,4,4) camera-to-world (OpenCV), K)."""
+    model = build_truth_model(work / "textures", marker, scene)
     intr = Intrinsics.from_fovy(fovy, width, height)
-    poses = orbit_poses(n)
+    poses = orbit_poses(n, **ROOM_ORBIT) if scene.room else orbit_poses(n)
     rgb = render_views(model, poses, intr)
     depth = render_views(model, poses, intr, depth=True)
     return rgb, depth, poses, intr
+
+
+# The world frame of an ARKit / Record3D capture: y up (the truth's z), x the truth's x.
+Y_UP = np.array([[1.0, 0, 0, 0], [0, 0, 1, 0], [0, -1, 0, 0], [0, 0, 0, 1]])
 
 
 def write_rgbd_capture(
@@ -182,9 +247,13 @@ def write_rgbd_capture(
     poses: np.ndarray | None,
     intr: Intrinsics,
     depth_format: str = "png",
+    convention: str = "opencv",
+    world: np.ndarray | None = None,
 ) -> None:
     """Write a capture folder: rgb/NNNN.png, depth/NNNN.png (uint16 mm) or .npy (m),
-    intrinsics.json and, when `poses` is given, poses.json."""
+    intrinsics.json and, when `poses` (OpenCV camera-to-truth) are given, poses.json in
+    `convention` ("opencv" or "opengl"), expressed in the frame `world` (4x4 truth ->
+    capture world; e.g. `Y_UP`, as ARKit's; identity by default)."""
     (folder / "rgb").mkdir(parents=True, exist_ok=True)
     (folder / "depth").mkdir(parents=True, exist_ok=True)
     for i, (img, d) in enumerate(zip(rgb, depth, strict=True)):
@@ -196,10 +265,13 @@ def write_rgbd_capture(
             Image.fromarray(mm).save(folder / "depth" / f"{i:04d}.png")
     (folder / "intrinsics.json").write_text(json.dumps(intr.to_json(), indent=1))
     if poses is not None:
+        out = np.asarray(poses if world is None else world @ poses)
+        if convention == "opengl":
+            out = out @ np.diag([1.0, -1.0, -1.0, 1.0])
         frames = [
-            {"file": f"{i:04d}.png", "camera_to_world": p.tolist()} for i, p in enumerate(poses)
+            {"file": f"{i:04d}.png", "camera_to_world": p.tolist()} for i, p in enumerate(out)
         ]
-        (folder / "poses.json").write_text(json.dumps({"convention": "opencv", "frames": frames}))
+        (folder / "poses.json").write_text(json.dumps({"convention": convention, "frames": frames}))
 
 
 def write_video(path: Path, rgb: np.ndarray, fps: int = 10) -> None:
@@ -216,25 +288,29 @@ def write_video(path: Path, rgb: np.ndarray, fps: int = 10) -> None:
     writer.close()
 
 
-def sample_true_surfaces(spacing: float = 0.0015) -> tuple[np.ndarray, np.ndarray]:
-    """Points on the true surfaces (table top, primitives), (M, 3), and their owner
-    (M,) int: -1 the table, k the k-th of `TRUTH`. Faces that touch the table are left
-    out (no camera can see them)."""
-    pts, owner = [_table_top(spacing)], [np.full(len(_table_top(spacing)), -1)]
-    for k, p in enumerate(TRUTH):
+def sample_true_surfaces(
+    spacing: float = 0.0015, scene: TruthScene = TABLETOP
+) -> tuple[np.ndarray, np.ndarray]:
+    """Points on the true surfaces (table top, primitives; not the room), (M, 3), and
+    their owner (M,) int: -1 the table, k the k-th primitive. Faces that touch the table
+    are left out (no camera can see them)."""
+    top = _table_top(spacing, scene)
+    pts, owner = [top], [np.full(len(top), -1)]
+    for k, p in enumerate(scene.primitives):
         s = _primitive_surface(p, spacing)
         pts.append(s)
         owner.append(np.full(len(s), k))
     return np.concatenate(pts), np.concatenate(owner)
 
 
-def _table_top(spacing: float) -> np.ndarray:
-    xs = np.arange(-TABLE_HALF[0], TABLE_HALF[0] + 1e-9, spacing)
-    ys = np.arange(-TABLE_HALF[1], TABLE_HALF[1] + 1e-9, spacing)
+def _table_top(spacing: float, scene: TruthScene) -> np.ndarray:
+    hx, hy = scene.table_half[:2]
+    xs = np.arange(-hx, hx + 1e-9, spacing)
+    ys = np.arange(-hy, hy + 1e-9, spacing)
     gx, gy = np.meshgrid(xs, ys)
     pts = np.stack([gx.ravel(), gy.ravel(), np.zeros(gx.size)], axis=1)
     inside = np.zeros(len(pts), dtype=bool)
-    for p in TRUTH:  # the table under an object is hidden
+    for p in scene.primitives:  # the table under an object is hidden
         inside |= _footprint(p, pts)
     return np.asarray(pts[~inside])
 

@@ -10,7 +10,7 @@ from scipy.spatial import cKDTree
 
 from metasim.recon.camera import Intrinsics
 from metasim.recon.frame import apply
-from metasim.recon.synthetic import TRUTH, sample_true_surfaces
+from metasim.recon.synthetic import TABLETOP, TruthScene, sample_true_surfaces
 
 
 def visible(
@@ -37,13 +37,18 @@ def chamfer(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     return (float(cKDTree(b).query(a)[0].mean()), float(cKDTree(a).query(b)[0].mean()))
 
 
-def centroid_errors(report: dict) -> dict[str, float]:
+def centroid_errors(
+    report: dict, scene: TruthScene = TABLETOP, world: np.ndarray | None = None
+) -> dict[str, float]:
     """Distance (m) from each true primitive's centre (in the scene frame) to the nearest
-    reconstructed object's position."""
+    reconstructed object's position; `world` (4x4) maps the truth into the capture's
+    world frame."""
     w2s = np.asarray(report["world_to_scene"])
+    if world is not None:
+        w2s = w2s @ world
     recon = np.array([o["pos"] for o in report["scene"]["objects"]])
     out = {}
-    for p in TRUTH:
+    for p in scene.primitives:
         true = apply(w2s, np.asarray([p.pos]))[0]
         out[p.name] = float(np.min(np.linalg.norm(recon - true, axis=1)))
     return out
@@ -53,8 +58,10 @@ def load_report(out: Path) -> dict:
     return json.loads((out / "report.json").read_text())
 
 
-def true_visible_surfaces(depths, poses, intr) -> tuple[np.ndarray, np.ndarray]:
-    pts, owner = sample_true_surfaces()
+def true_visible_surfaces(
+    depths, poses, intr, scene: TruthScene = TABLETOP
+) -> tuple[np.ndarray, np.ndarray]:
+    pts, owner = sample_true_surfaces(scene=scene)
     vis = visible(pts, depths, poses, intr)
     return pts[vis], owner[vis]
 
