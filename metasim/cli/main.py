@@ -7,7 +7,6 @@ import sys
 from collections.abc import Sequence
 
 from metasim.errors import MetasimInputError
-from metasim.paths import SCENES
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,20 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
     ren.add_argument("--out", required=True)
     sv.add_parser("schema", help="print the JSON Schema of scene files")
 
-    bench = verbs.add_parser("bench", help="benchmarks printed as JSON")
-    bv = bench.add_subparsers(dest="bench_verb", required=True, parser_class=_Parser)
-    phys = bv.add_parser("physics", help="eval-loop env steps/s next to raw mujoco.rollout")
-    phys.add_argument("--scene", default=str(SCENES / "lift_cube.yaml"))
-    phys.add_argument("--backend", default="mujoco")
-    phys.add_argument("--num-envs", type=int, nargs="+", default=[64])
-    phys.add_argument("--steps", type=int, default=200, help="control steps per measurement")
-    phys.add_argument("--threads", type=int, default=None)
-    phys.add_argument("--repeats", type=int, default=3, help="report the median of this many")
-
+    from metasim.bench import cli as bench_cli
     from metasim.cli import recon_cmd, serve_cmd
-    from metasim.evaluate import bench_render
 
-    bench_render.add_parser(bv)
+    bench_cli.add_parser(verbs, _Parser)
     serve_cmd.add_parser(verbs)
     recon_cmd.add_parser(verbs)
 
@@ -83,10 +72,6 @@ def run(argv: Sequence[str]) -> int:
         from metasim.evaluate.runner import run_eval_cli
 
         return run_eval_cli(list(args.overrides), quiet=args.quiet)
-    if args.verb == "bench" and args.bench_verb == "render":
-        from metasim.evaluate.bench_render import run_render_bench_cli
-
-        return run_render_bench_cli(args)
     if args.verb == "serve":
         from metasim.cli.serve_cmd import run_serve_cli
 
@@ -96,9 +81,9 @@ def run(argv: Sequence[str]) -> int:
 
         return run_recon_cli(args)
     if args.verb == "bench":
-        from metasim.evaluate.bench import run_physics_bench_cli
+        from metasim.bench import cli as bench_cli
 
-        return run_physics_bench_cli(args)
+        return bench_cli.run(args)
     if args.verb == "correlate":
         from metasim.correlate.cli import run_correlate_cli
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 
@@ -21,10 +23,20 @@ def dls_step(
     dq = Jᵀ (J Jᵀ + λ² I)⁻¹ e  +  (I − J⁺ J) k q_null
     """
     jt = np.swapaxes(jac, 1, 2)
-    gram = jac @ jt + (damping**2) * np.eye(jac.shape[1])
+    gram = jac @ jt
+    gram += _damped_eye(jac.shape[1], damping)
     pinv = jt @ np.linalg.inv(gram)  # (B, n, 6)
     dq = (pinv @ err[..., None])[..., 0]
     if nullspace_err is not None and nullspace_gain > 0:
-        proj = np.eye(jac.shape[2]) - pinv @ jac
-        dq += nullspace_gain * (proj @ nullspace_err[..., None])[..., 0]
+        # (I - J+ J) e = e - J+ (J e): matrix-vector products only
+        je = jac @ nullspace_err[..., None]
+        dq += nullspace_gain * (nullspace_err - (pinv @ je)[..., 0])
     return np.asarray(dq)
+
+
+@functools.lru_cache(maxsize=8)
+def _damped_eye(n: int, damping: float) -> np.ndarray:
+    """λ² I (n, n), built once per size (read-only)."""
+    eye = (damping**2) * np.eye(n)
+    eye.flags.writeable = False
+    return eye

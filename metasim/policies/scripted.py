@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from metasim.policies.base import PolicyContext, register_policy
-from metasim.rotations import axis_angle_to_mat, mat_to_axis_angle, quat_to_mat, yaw_of
+from metasim.rotations import quat_to_mat, quat_yaw
 from metasim.scene.schema import DrawerSpec, ExpertSpec
 
 OPEN, CLOSED = 1.0, 0.0
@@ -39,8 +39,7 @@ class ObsView:
         return np.asarray(self.s["object_pos"][:, self.ctx.object_names.index(name)])
 
     def obj_yaw(self, name: str) -> np.ndarray:
-        quat = self.s["object_quat"][:, self.ctx.object_names.index(name)]
-        return yaw_of(quat_to_mat(quat))
+        return quat_yaw(self.s["object_quat"][:, self.ctx.object_names.index(name)])
 
     def point(self, name: str) -> np.ndarray:
         """Position of an object, a fixture site or a fixture body, by name."""
@@ -93,7 +92,7 @@ def _half_z(ctx: PolicyContext, name: str) -> float:
 
 def grip_yaw(v: ObsView) -> np.ndarray:
     """(B,) yaw of the gripper (0 at home: fingers closing along world y)."""
-    return np.asarray(yaw_of(quat_to_mat(np.asarray(v.p["ee_quat"]))))
+    return quat_yaw(v.p["ee_quat"])
 
 
 def _wrap(angle: np.ndarray, period: float) -> np.ndarray:
@@ -392,49 +391,62 @@ class ScriptedExpert:
         v = ObsView(obs, self.ctx)
         ee = v.ee
         n = ee.shape[0]
-        self.anchor[self.fresh] = ee[self.fresh]
-        self.fresh[:] = False
+        if self.fresh.any():
+            self.anchor[self.fresh] = ee[self.fresh]
+            self.fresh[:] = False
         action = np.zeros((n, 7))
         yaw = np.zeros(n)
         gyaw = grip_yaw(v)
         last = len(self.phases) - 1
         current = self.phase.copy()
-        for k, ph in enumerate(self.phases):
-            sel = current == k  # a phase entered this step acts from the next
-            if not sel.any():
-                continue
-            target = ph.target(v, self.anchor)[sel]
-            err = target - ee[sel]
-            dist = np.linalg.norm(err, axis=1, keepdims=True)
-            action[sel, :3] = err * np.minimum(1.0, ph.speed / np.maximum(dist, 1e-9))
-            action[sel, 6] = ph.gripper
-            want = np.zeros(n) if ph.align.yaw is None else ph.align.yaw(v)
+        for k in np.unique(current):  # the phases some env is in; a phase entered this
+            ph = self.phases[k]  # step acts from the next
+            sel = current == k
+            # every env in one phase (always so with one env): slices, not masks
+            ix: slice | np.ndarray = slice(None) if sel.all() else sel
+            target = ph.target(v, self.anchor)[ix]
+            err = target - ee[ix]
+            dist = np.sqrt(np.add.reduce(err * err, axis=1))[:, None]
+            action[ix, :3] = err * np.minimum(1.0, ph.speed / np.maximum(dist, 1e-9))
+            action[ix, 6] = ph.gripper
+            want = 0.0 if ph.align.yaw is None else ph.align.yaw(v)
             # of the yaws equivalent under the symmetry, the one nearest the gripper's
-            yaw[sel] = (gyaw + _wrap(want - gyaw, ph.align.period))[sel]
-            self.count[sel] += 1
-            done = self.count[sel] >= ph.wait
+            yaw[ix] = (gyaw + _wrap(want - gyaw, ph.align.period))[ix]
+            self.count[ix] += 1
+            count = self.count[ix]
+            done = count >= ph.wait
             if ph.tol is not None:
                 done &= dist[:, 0] < ph.tol
             else:
                 done &= ph.until is None
             if ph.until is not None:
-                done |= ph.until(v)[sel] & (self.count[sel] >= ph.wait)
-            done |= self.count[sel] >= ph.max_steps
-            ids = np.flatnonzero(sel)[done & (k < last)]
-            self.phase[ids] += 1
-            self.count[ids] = 0
-            self.fresh[ids] = True
+                done |= ph.until(v)[ix] & (count >= ph.wait)
+            done |= count >= ph.max_steps
+            if k < last and done.any():
+                ids = np.flatnonzero(sel)[done]
+                self.phase[ids] += 1
+                self.count[ids] = 0
+                self.fresh[ids] = True
         action[:, 3:6] = self._rotation(v, yaw)
         return action[:, None, :]
 
     def _rotation(self, v: ObsView, yaw: np.ndarray) -> np.ndarray:
-        """Rotation vector (world frame, at most 0.15 rad) towards pointing down at `yaw`."""
-        cur = quat_to_mat(np.asarray(v.p["ee_quat"]))
-        rz = axis_angle_to_mat(np.stack([np.zeros_like(yaw), np.zeros_like(yaw), yaw], axis=1))
-        goal = rz @ DOWN
-        err = mat_to_axis_angle(goal @ np.swapaxes(cur, 1, 2))
-        norm = np.linalg.norm(err, axis=1, keepdims=True)
-        return np.asarray(err * np.minimum(1.0, 0.15 / np.maximum(norm, 1e-9)))
+        """Rotation vector (world frame, at most 0.15 rad) towards pointing down at `yaw`.
+
+        In quaternions: goal = Rz(yaw) DOWN = (0, cos(yaw/2), sin(yaw/2), 0), and the
+        world-frame error goal * conj(cur), a few (B,) products instead of matrices."""
+        q = np.asarray(v.p["ee_quat"], dtype=np.float64)
+        q = q / np.sqrt(np.add.reduce(q * q, axis=1))[:, None]
+        w, x, y, z = q.T
+        c, s = np.cos(yaw / 2), np.sin(yaw / 2)
+        # (0, c, s, 0) * (w, -x, -y, -z)
+        err = np.stack([c * x + s * y, c * w - s * z, s * w + c * z, s * x - c * y], axis=1)
+        err *= np.where(err[:, :1] < 0, -1.0, 1.0)  # the short way round
+        sin_half = np.sqrt(np.add.reduce(err[:, 1:] ** 2, axis=1))[:, None]
+        angle = 2.0 * np.arctan2(sin_half, err[:, :1])
+        vec = err[:, 1:] / np.maximum(sin_half, 1e-12) * angle
+        norm = np.sqrt(np.add.reduce(vec * vec, axis=1))[:, None]
+        return np.asarray(vec * np.minimum(1.0, 0.15 / np.maximum(norm, 1e-9)))
 
 
 @register_policy("scripted")

@@ -15,8 +15,13 @@ scene, envs and control. ratio = backend physics steps/s / native physics steps/
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
 import json
+import pstats
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import mujoco
@@ -188,6 +193,26 @@ def bench_backend(
     }
 
 
+def profile_eval_loop(scene: str, num_envs: int, steps: int, out: Path, top: int = 25) -> str:
+    """cProfile of `steps` control steps of the eval loop; writes `out` (pstats) and
+    `out` + `.txt` (the `top` entries by own time) and returns that text."""
+    compiled = compile_file(scene)
+    env = MetasimVectorEnv(compiled, num_envs=num_envs, nthread=None, autoreset=False)
+    _eval_loop(env, min(steps, 10))
+    prof = cProfile.Profile()
+    prof.enable()
+    _eval_loop(env, steps)
+    prof.disable()
+    env.close()
+    prof.dump_stats(str(out))
+    text = io.StringIO()
+    stats = pstats.Stats(prof, stream=text)
+    stats.sort_stats("tottime").print_stats(top)
+    head = f"# {num_envs} envs, {steps} control steps of {compiled.scene.name}\n"
+    Path(f"{out}.txt").write_text(head + text.getvalue())
+    return head + text.getvalue()
+
+
 def run_physics_bench_cli(args: argparse.Namespace) -> int:
     from metasim.errors import MetasimInputError
     from metasim.sim import BACKENDS
@@ -198,6 +223,10 @@ def run_physics_bench_cli(args: argparse.Namespace) -> int:
         )
     if any(n < 1 for n in args.num_envs) or args.steps < 1 or args.repeats < 1:
         raise MetasimInputError("command line", ["--num-envs, --steps and --repeats must be >= 1"])
+    if args.profile:
+        for n in args.num_envs:
+            out = Path(args.profile if len(args.num_envs) == 1 else f"{args.profile}.{n}")
+            sys.stderr.write(profile_eval_loop(args.scene, n, args.steps, out))
     results = [
         bench_physics(args.scene, n, args.steps, args.threads, args.backend, args.repeats)
         for n in args.num_envs

@@ -1,0 +1,71 @@
+"""`metasim bench physics|render|peers`: the parsers, and one run function per verb."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from metasim.paths import SCENES
+
+
+def _physics_parser(bv: Any) -> None:
+    phys = bv.add_parser("physics", help="eval-loop env steps/s next to raw mujoco.rollout")
+    phys.add_argument("--scene", default=str(SCENES / "lift_cube.yaml"))
+    phys.add_argument("--backend", default="mujoco")
+    phys.add_argument("--num-envs", type=int, nargs="+", default=[64])
+    phys.add_argument("--steps", type=int, default=200, help="control steps per measurement")
+    phys.add_argument("--threads", type=int, default=None)
+    phys.add_argument("--repeats", type=int, default=3, help="report the median of this many")
+    phys.add_argument("--profile", default=None, help="write a cProfile of the eval loop here")
+
+
+def _render_parser(bv: Any) -> None:
+    from metasim.bench import render
+
+    render.add_parser(bv)
+
+
+def _peers_parser(bv: Any) -> None:
+    from metasim.bench import peers
+
+    peers.add_parser(bv)
+
+
+def _run_physics(args: argparse.Namespace) -> int:
+    from metasim.bench.physics import run_physics_bench_cli
+
+    return run_physics_bench_cli(args)
+
+
+def _run_render(args: argparse.Namespace) -> int:
+    from metasim.bench.render import run_render_bench_cli
+
+    return run_render_bench_cli(args)
+
+
+def _run_peers(args: argparse.Namespace) -> int:
+    from metasim.bench.peers import run_peers_bench_cli
+
+    return run_peers_bench_cli(args)
+
+
+# verb -> (adds its parser, runs it)
+BENCHES: dict[str, tuple[Callable[[Any], None], Callable[[argparse.Namespace], int]]] = {
+    "physics": (_physics_parser, _run_physics),
+    "render": (_render_parser, _run_render),
+    # "peers": (_peers_parser, _run_peers),
+}
+
+
+def add_parser(verbs: Any, parser_class: type[argparse.ArgumentParser]) -> None:
+    """Add the `bench` verb and its sub-verbs to the `metasim` parser's `verbs`."""
+    bench = verbs.add_parser("bench", help="benchmarks printed as JSON")
+    bv = bench.add_subparsers(dest="bench_verb", required=True, parser_class=parser_class)
+    for add, _ in BENCHES.values():
+        add(bv)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the bench that `args.bench_verb` names."""
+    return BENCHES[args.bench_verb][1](args)
