@@ -1,4 +1,4 @@
-"""`metasim bench physics|render|peers`: the parsers, and one run function per verb."""
+"""`metasim bench physics|render|peers|cameras`: the parsers, and one run function per verb."""
 
 from __future__ import annotations
 
@@ -32,6 +32,18 @@ def _peers_parser(bv: Any) -> None:
     peers.add_parser(bv)
 
 
+def _cameras_parser(bv: Any) -> None:
+    from metasim.bench import cameras
+
+    cameras.add_parser(bv)
+
+
+def _run_cameras(args: argparse.Namespace) -> int:
+    from metasim.bench.cameras import run_cameras_bench_cli
+
+    return run_cameras_bench_cli(args)
+
+
 def _run_physics(args: argparse.Namespace) -> int:
     from metasim.bench.physics import run_physics_bench_cli
 
@@ -54,7 +66,8 @@ def _run_peers(args: argparse.Namespace) -> int:
 BENCHES: dict[str, tuple[Callable[[Any], None], Callable[[argparse.Namespace], int]]] = {
     "physics": (_physics_parser, _run_physics),
     "render": (_render_parser, _run_render),
-    # "peers": (_peers_parser, _run_peers),
+    "peers": (_peers_parser, _run_peers),
+    "cameras": (_cameras_parser, _run_cameras),
 }
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from mujoco import rollout
 
 from metasim.envs.vec_env import MetasimVectorEnv
-from metasim.evaluate.rollout import _Loop, policy_context
+from metasim.evaluate.rollout import EpisodeRecord, _Loop, policy_context
 from metasim.policies.base import make_policy
 from metasim.scene import compile_file
 from metasim.scene.compile import CompiledScene
@@ -45,14 +45,15 @@ class _Enough(Exception):
     """Stops the evaluation loop after the measured number of steps."""
 
 
-def _eval_loop(env: MetasimVectorEnv, steps: int) -> tuple[float, np.ndarray]:
+def _eval_loop(env: MetasimVectorEnv, steps: int) -> tuple[float, np.ndarray, list[EpisodeRecord]]:
     """Seconds for `steps` control steps of the evaluation loop itself (`run_task`'s
-    `_Loop`: chunk refills, action checks, episode records and restarts), and the
-    controls it sent."""
+    `_Loop`: chunk refills, action checks, episode records and restarts), the controls
+    it sent (steps, B, nu), and the episodes that finished meanwhile."""
     compiled = env.compiled
     policy = make_policy("scripted", policy_context(env, "ee_delta", {}))
     ctrls = np.zeros((steps, env.num_envs, compiled.model.nu))
     done = [0]
+    records: list[EpisodeRecord] = []
 
     def on_step() -> None:
         ctrls[done[0]] = env._ctrl
@@ -64,11 +65,11 @@ def _eval_loop(env: MetasimVectorEnv, steps: int) -> tuple[float, np.ndarray]:
     loop = _Loop(env, policy, compiled, todo, seed=0, execute=None, on_step=on_step)
     t0 = time.perf_counter()
     try:
-        for _ in loop.run():
-            pass
+        for rec in loop.run():
+            records.append(rec)
     except _Enough:
         pass
-    return time.perf_counter() - t0, ctrls
+    return time.perf_counter() - t0, ctrls, records
 
 
 def _rollout_reference(env: MetasimVectorEnv, ctrls: np.ndarray, nthread: int) -> float:
@@ -113,7 +114,7 @@ def bench_physics(
     _eval_loop(env, min(steps, 10))  # warm-up: thread pool, caches
     loop_times, ref_times = [], []
     for _ in range(repeats):
-        loop_s, ctrls = _eval_loop(env, steps)
+        loop_s, ctrls, _ = _eval_loop(env, steps)
         loop_times.append(loop_s)
         ref_times.append(_rollout_reference(env, ctrls, nthread))
     env.close()

@@ -10,7 +10,7 @@ in the canonical convention (1 = open).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ from metasim.rotations import quat_to_mat, quat_yaw
 from metasim.scene.schema import DrawerSpec, ExpertSpec
 
 OPEN, CLOSED = 1.0, 0.0
+DESIGN_DT = 0.05  # the control period the phases' per-step numbers are written for (20 Hz)
 DOWN = np.diag([1.0, -1.0, -1.0])  # grasp site pointing down, fingers closing along world y
 
 
@@ -374,12 +375,25 @@ class ScriptedExpert:
         if ctx.action_space != "ee_delta":
             raise ValueError("the scripted expert drives the 'ee_delta' action space")
         self.ctx = ctx
-        self.phases = skill_phases(ctx, exp)
+        # Speeds, waits and the turn rate are written per control step at 20 Hz; at
+        # another control rate they keep their meaning in metres and seconds.
+        self.rate = 1.0 if abs(ctx.control_dt - DESIGN_DT) < 1e-9 else ctx.control_dt / DESIGN_DT
+        self.phases = [self._at_rate(ph) for ph in skill_phases(ctx, exp)]
         n = ctx.num_envs
         self.phase = np.zeros(n, dtype=np.int64)
         self.count = np.zeros(n, dtype=np.int64)
         self.anchor = np.zeros((n, 3))
         self.fresh = np.ones(n, dtype=bool)  # anchor not yet captured for the current phase
+
+    def _at_rate(self, ph: Phase) -> Phase:
+        if self.rate == 1.0:
+            return ph
+        return replace(
+            ph,
+            speed=ph.speed * self.rate,
+            wait=round(ph.wait / self.rate),
+            max_steps=round(ph.max_steps / self.rate),
+        )
 
     def reset(self, instruction: str, env_ids: np.ndarray | None = None) -> None:
         ids = np.arange(self.ctx.num_envs) if env_ids is None else np.asarray(env_ids)
@@ -446,7 +460,8 @@ class ScriptedExpert:
         angle = 2.0 * np.arctan2(sin_half, err[:, :1])
         vec = err[:, 1:] / np.maximum(sin_half, 1e-12) * angle
         norm = np.sqrt(np.add.reduce(vec * vec, axis=1))[:, None]
-        return np.asarray(vec * np.minimum(1.0, 0.15 / np.maximum(norm, 1e-9)))
+        turn = 0.15 * self.rate  # rad per control step at most
+        return np.asarray(vec * np.minimum(1.0, turn / np.maximum(norm, 1e-9)))
 
 
 @register_policy("scripted")

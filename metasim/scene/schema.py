@@ -411,6 +411,10 @@ class PhysicsSpec(Strict):
     impratio: PositiveFloat = 1.0
     cone: Literal["pyramidal", "elliptic"] = "pyramidal"
     floor: bool = True
+    iterations: Annotated[int, Field(ge=1)] | None = None
+    """Constraint solver iterations (MuJoCo's default, 100, when unset)."""
+    ls_iterations: Annotated[int, Field(ge=1)] | None = None
+    """Line-search iterations of the solver (MuJoCo's default, 50, when unset)."""
 
 
 class Scene(Strict):
