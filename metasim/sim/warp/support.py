@@ -1,4 +1,4 @@
-"""What the MuJoCo Warp backend needs: the packages, a Warp device, a model it can put.
+"""What the MuJoCo Warp backend needs: a Warp device and a model MuJoCo Warp can put.
 
 MuJoCo Warp runs on Warp's CPU device (kernels compiled by LLVM on first use, then cached
 under ~/.cache/warp) as well as on CUDA. It simulates in float32, so its parity with
@@ -7,22 +7,11 @@ native MuJoCo (float64) is looser than MJX's (see tests/sim/test_warp_handler.py
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import mujoco
 
 from metasim.sim.base import UnsupportedScene
-
-WARP_HINT = "pip install 'metasim[warp]' (mujoco-warp 4.0.0, warp-lang)"
-
-
-def available() -> str | None:
-    """None when the backend can run here, else why not."""
-    for mod in ("warp", "mujoco_warp"):
-        if importlib.util.find_spec(mod) is None:
-            return f"the {mod!r} package is not installed; {WARP_HINT}"
-    return None
 
 
 def pick_device(device: str | None) -> str:
