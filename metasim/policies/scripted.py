@@ -413,8 +413,9 @@ class ScriptedExpert:
         gyaw = grip_yaw(v)
         last = len(self.phases) - 1
         current = self.phase.copy()
-        for k in np.unique(current):  # the phases some env is in; a phase entered this
-            ph = self.phases[k]  # step acts from the next
+        # the phases some env is in (a phase entered this step acts from the next)
+        for k in np.flatnonzero(np.bincount(current)):
+            ph = self.phases[k]
             sel = current == k
             # every env in one phase (always so with one env): slices, not masks
             ix: slice | np.ndarray = slice(None) if sel.all() else sel
