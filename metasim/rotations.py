@@ -15,51 +15,88 @@ def yaw_quat(yaw: float) -> np.ndarray:
     return np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
 
 
+def _mat_to_quat_table() -> tuple[np.ndarray, np.ndarray]:
+    """(9, 16) weights and (16,) offsets: a row-major matrix's 9 entries -> the 4x4 table
+    of 4 q_k q (row k pivots on component k, Shepperd's method)."""
+    w = np.zeros((9, 4, 4))
+    off = np.zeros((4, 4))
+    # (row, column) of each table entry as +/- sums of matrix entries (index 3 r + c)
+    terms = {
+        (0, 0): (1, [(0, 1), (4, 1), (8, 1)]),
+        (0, 1): (0, [(7, 1), (5, -1)]),
+        (0, 2): (0, [(2, 1), (6, -1)]),
+        (0, 3): (0, [(3, 1), (1, -1)]),
+        (1, 1): (1, [(0, 1), (4, -1), (8, -1)]),
+        (1, 2): (0, [(1, 1), (3, 1)]),
+        (1, 3): (0, [(2, 1), (6, 1)]),
+        (2, 2): (1, [(0, -1), (4, 1), (8, -1)]),
+        (2, 3): (0, [(5, 1), (7, 1)]),
+        (3, 3): (1, [(0, -1), (4, -1), (8, 1)]),
+    }
+    for (r, c), (const, parts) in terms.items():
+        for rc in {(r, c), (c, r)}:
+            off[rc] = const
+            for k, sign in parts:
+                w[k][rc] = sign
+    return w.reshape(9, 16), off.reshape(16)
+
+
+_M2Q_W, _M2Q_OFF = _mat_to_quat_table()
+# (16, 9) weights: the outer product q q^T (row-major) -> a rotation matrix's 9 entries
+# (plus the identity), for a unit quaternion (w, x, y, z).
+_q2m = np.zeros((4, 4, 9))
+for _k, _parts in enumerate(
+    [
+        [((2, 2), -2), ((3, 3), -2)],
+        [((1, 2), 2), ((0, 3), -2)],
+        [((1, 3), 2), ((0, 2), 2)],
+        [((1, 2), 2), ((0, 3), 2)],
+        [((1, 1), -2), ((3, 3), -2)],
+        [((2, 3), 2), ((0, 1), -2)],
+        [((1, 3), 2), ((0, 2), -2)],
+        [((2, 3), 2), ((0, 1), 2)],
+        [((1, 1), -2), ((2, 2), -2)],
+    ]
+):
+    for (_i, _j), _v in _parts:
+        _q2m[_i, _j, _k] = _v
+_Q2M_W = _q2m.reshape(16, 9)
+_EYE9 = np.eye(3).reshape(9)
+
+
 def mat_to_quat(mat: np.ndarray) -> np.ndarray:
     """(..., 3, 3) rotation matrices to (..., 4) unit quaternions with w >= 0.
 
-    Shepperd's method: for each matrix, pivot on the largest of (w, x, y, z).
+    Shepperd's method: for each matrix, pivot on the largest of (w, x, y, z). The 4x4
+    table of candidates is one matrix product (a handful of numpy calls whatever the
+    batch: this runs every control step).
     """
     m = np.asarray(mat, dtype=np.float64)
-    m00, m01, m02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
-    m10, m11, m12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
-    m20, m21, m22 = m[..., 2, 0], m[..., 2, 1], m[..., 2, 2]
-    cands = np.empty((*m.shape[:-2], 4, 4))  # row k is 4 q_k q, pivoting on component k
-    cands[..., 0, :] = np.moveaxis(
-        np.array([1 + m00 + m11 + m22, m21 - m12, m02 - m20, m10 - m01]), 0, -1
-    )
-    cands[..., 1, :] = np.moveaxis(
-        np.array([m21 - m12, 1 + m00 - m11 - m22, m01 + m10, m02 + m20]), 0, -1
-    )
-    cands[..., 2, :] = np.moveaxis(
-        np.array([m02 - m20, m01 + m10, 1 - m00 + m11 - m22, m12 + m21]), 0, -1
-    )
-    cands[..., 3, :] = np.moveaxis(
-        np.array([m10 - m01, m02 + m20, m12 + m21, 1 - m00 - m11 + m22]), 0, -1
-    )
-    diag = np.diagonal(cands, axis1=-2, axis2=-1)
-    pivot = np.argmax(diag, axis=-1)
-    q = np.take_along_axis(cands, pivot[..., None, None], axis=-2)[..., 0, :]
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    return q * np.where(q[..., :1] < 0, -1.0, 1.0)
+    lead = m.shape[:-2]
+    cands = (m.reshape(-1, 9) @ _M2Q_W + _M2Q_OFF).reshape(-1, 4, 4)
+    rows = np.arange(cands.shape[0])
+    q = cands[rows, np.argmax(cands[:, (0, 1, 2, 3), (0, 1, 2, 3)], axis=1)]
+    q /= np.sqrt(np.add.reduce(q * q, axis=1))[:, None]
+    q *= np.where(q[:, :1] < 0, -1.0, 1.0)
+    return q.reshape(*lead, 4)
 
 
 def quat_to_mat(q: np.ndarray) -> np.ndarray:
-    """(..., 4) quaternions to (..., 3, 3) rotation matrices."""
+    """(..., 4) quaternions to (..., 3, 3) rotation matrices (normalized first)."""
     q = np.asarray(q, dtype=np.float64)
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    lead = q.shape[:-1]
+    flat = q.reshape(-1, 4)
+    outer = (flat[:, :, None] * flat[:, None, :]).reshape(-1, 16)
+    outer /= outer[:, (0, 5, 10, 15)].sum(axis=1, keepdims=True)  # |q|^2
+    return (outer @ _Q2M_W + _EYE9).reshape(*lead, 3, 3)
+
+
+def quat_yaw(q: np.ndarray) -> np.ndarray:
+    """(..., 4) quaternions (any norm) to the (...,) yaw of their frames' x axis:
+    `yaw_of(quat_to_mat(q))` without building the matrices."""
+    q = np.asarray(q, dtype=np.float64)
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    out = np.empty((*q.shape[:-1], 3, 3))
-    out[..., 0, 0] = 1 - 2 * (y * y + z * z)
-    out[..., 0, 1] = 2 * (x * y - w * z)
-    out[..., 0, 2] = 2 * (x * z + w * y)
-    out[..., 1, 0] = 2 * (x * y + w * z)
-    out[..., 1, 1] = 1 - 2 * (x * x + z * z)
-    out[..., 1, 2] = 2 * (y * z - w * x)
-    out[..., 2, 0] = 2 * (x * z - w * y)
-    out[..., 2, 1] = 2 * (y * z + w * x)
-    out[..., 2, 2] = 1 - 2 * (x * x + y * y)
-    return out
+    return np.arctan2(2 * (x * y + w * z), w * w + x * x - y * y - z * z)
 
 
 def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -6,7 +6,7 @@
 # Installs: Debian's Mesa EGL/OSMesa (offscreen rendering), a virtualenv in .venv with
 # metasim and its dev tools, and the CPU build of torch (the [torch] extra).
 # METASIM_EXTRAS picks the extras (default: all that the tests exercise:
-# dev,torch,menagerie,mjx,ray,stats,lerobot,recon,libero; METASIM_EXTRAS=dev for a fast core-only install).
+# dev,torch,menagerie,mjx,warp,ray,stats,lerobot,recon,libero; METASIM_EXTRAS=dev for a fast core-only install).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,7 +30,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".[${METASIM_EXTRAS:-dev,torch,menagerie,mjx,ray,stats,lerobot,recon,libero}]"
+.venv/bin/python -m pip install -q -e ".[${METASIM_EXTRAS:-dev,torch,menagerie,mjx,warp,ray,stats,lerobot,recon,libero}]"
 # LeRobot (policy=lerobot) cannot be a plain extra: every release pins torch<2.11, which
 # would replace the CPU torch 2.13.0 with a multi-GB CUDA build. The script installs it
 # with --no-deps plus exactly what its policy code imports (see the script's comments).

@@ -1,4 +1,4 @@
-"""`metasim bench physics|render`: benchmarks printed as JSON."""
+"""`metasim bench physics|render|peers|cameras`: the parsers, and one run function per bench."""
 
 from __future__ import annotations
 
@@ -9,11 +9,7 @@ from typing import Any
 from metasim.paths import SCENES
 
 
-def add_parser(verbs: Any) -> None:
-    from metasim.evaluate import bench_render
-
-    bench = verbs.add_parser("bench", help="benchmarks printed as JSON")
-    bv = bench.add_subparsers(dest="bench_verb", required=True, parser_class=type(bench))
+def _physics_parser(bv: Any) -> None:
     phys = bv.add_parser("physics", help="eval-loop env steps/s next to raw mujoco.rollout")
     phys.add_argument("--scene", default=str(SCENES / "lift_cube.yaml"))
     phys.add_argument("--backend", default="mujoco")
@@ -21,26 +17,68 @@ def add_parser(verbs: Any) -> None:
     phys.add_argument("--steps", type=int, default=200, help="control steps per measurement")
     phys.add_argument("--threads", type=int, default=None)
     phys.add_argument("--repeats", type=int, default=3, help="report the median of this many")
-    bench_render.add_parser(bv)
+    phys.add_argument("--profile", default=None, help="write a cProfile of the eval loop here")
 
 
-def _physics(args: argparse.Namespace) -> int:
-    from metasim.evaluate.bench import run_physics_bench_cli
+def _render_parser(bv: Any) -> None:
+    from metasim.bench import render
+
+    render.add_parser(bv)
+
+
+def _peers_parser(bv: Any) -> None:
+    from metasim.bench import peers
+
+    peers.add_parser(bv)
+
+
+def _cameras_parser(bv: Any) -> None:
+    from metasim.bench import cameras
+
+    cameras.add_parser(bv)
+
+
+def _run_cameras(args: argparse.Namespace) -> int:
+    from metasim.bench.cameras import run_cameras_bench_cli
+
+    return run_cameras_bench_cli(args)
+
+
+def _run_physics(args: argparse.Namespace) -> int:
+    from metasim.bench.physics import run_physics_bench_cli
 
     return run_physics_bench_cli(args)
 
 
-def _render(args: argparse.Namespace) -> int:
-    from metasim.evaluate.bench_render import run_render_bench_cli
+def _run_render(args: argparse.Namespace) -> int:
+    from metasim.bench.render import run_render_bench_cli
 
     return run_render_bench_cli(args)
 
 
-SUBVERBS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "physics": _physics,
-    "render": _render,
+def _run_peers(args: argparse.Namespace) -> int:
+    from metasim.bench.peers import run_peers_bench_cli
+
+    return run_peers_bench_cli(args)
+
+
+# verb -> (adds its parser, runs it)
+BENCHES: dict[str, tuple[Callable[[Any], None], Callable[[argparse.Namespace], int]]] = {
+    "physics": (_physics_parser, _run_physics),
+    "render": (_render_parser, _run_render),
+    "peers": (_peers_parser, _run_peers),
+    "cameras": (_cameras_parser, _run_cameras),
 }
 
 
+def add_parser(verbs: Any) -> None:
+    """Add the `bench` verb and its sub-verbs to the `metasim` parser's `verbs`."""
+    bench = verbs.add_parser("bench", help="benchmarks printed as JSON")
+    bv = bench.add_subparsers(dest="bench_verb", required=True, parser_class=type(bench))
+    for add, _ in BENCHES.values():
+        add(bv)
+
+
 def run(args: argparse.Namespace) -> int:
-    return SUBVERBS[args.bench_verb](args)
+    """Run the bench that `args.bench_verb` names."""
+    return BENCHES[args.bench_verb][1](args)

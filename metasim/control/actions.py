@@ -39,6 +39,14 @@ class ActionController:
             raise ValueError(f"unknown action space {self.kind!r}; expected one of {ACTION_KINDS}")
         self.index = self.compiled.index
         self.n_arm = len(self.index.arm_qpos)
+        idx = self.index
+        # contiguous index arrays as slices (views, not gathers, every control step)
+        self._arm_q, self._arm_dof, self._arm_act = (
+            _as_slice(idx.arm_qpos),
+            _as_slice(idx.arm_dof),
+            _as_slice(idx.arm_act),
+        )
+        self._lo, self._hi = idx.arm_range[:, 0].copy(), idx.arm_range[:, 1].copy()
 
     @property
     def dim(self) -> int:
@@ -73,31 +81,39 @@ class ActionController:
         action = np.asarray(action, dtype=np.float64)
         if action.ndim != 2 or action.shape[1] != self.dim:
             raise ValueError(f"{self.kind} actions must be (B, {self.dim}), got {action.shape}")
-        if not np.all(np.isfinite(action)):
+        if not np.isfinite(action).all():
             raise ValueError("actions contain NaN or inf")
         idx = self.index
-        q = kin.qpos[:, idx.arm_qpos]
+        q = kin.qpos[:, self._arm_q]
+        # np.minimum/np.maximum: np.clip's Python wrapper costs more than the clip itself
         if self.kind == "ee_delta":
             # Integrate the joint target (the previous command), not the measured joints:
             # the actuators lag a control step behind, and deltas must add up to the motion
             # a policy asked for. The target may lead the arm by at most `max_lead`
             # (anti-windup when the arm is blocked by contact).
-            prev = base_ctrl[:, idx.arm_act]
-            jac_arm = jac[:, :, idx.arm_dof]
+            prev = base_ctrl[:, self._arm_act]
             dq = dls_step(
-                jac_arm,
+                jac[:, :, self._arm_dof],
                 action[:, :6],
                 nullspace_err=idx.home - prev,
                 nullspace_gain=self.nullspace_gain,
             )
-            target = prev + np.clip(dq, -self.max_joint_step, self.max_joint_step)
-            target = np.clip(target, q - self.max_lead, q + self.max_lead)
+            step = self.max_joint_step
+            target = prev + np.minimum(np.maximum(dq, -step), step)
+            target = np.minimum(np.maximum(target, q - self.max_lead), q + self.max_lead)
         else:
             target = action[:, : self.n_arm]
         ctrl = base_ctrl.copy()
-        ctrl[:, idx.arm_act] = np.clip(target, idx.arm_range[:, 0], idx.arm_range[:, 1])
+        ctrl[:, self._arm_act] = np.minimum(np.maximum(target, self._lo), self._hi)
         grip = self.compiled.robot.gripper
         if grip is not None:
-            g = np.clip(action[:, -1], 0.0, 1.0)
+            g = np.minimum(np.maximum(action[:, -1], 0.0), 1.0)
             ctrl[:, idx.gripper_act] = grip.closed_ctrl + g * (grip.open_ctrl - grip.closed_ctrl)
         return ctrl
+
+
+def _as_slice(index: np.ndarray) -> slice | np.ndarray:
+    """`index` as a slice when it is a run of consecutive integers, else unchanged."""
+    if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
+        return slice(int(index[0]), int(index[0]) + len(index))
+    return index

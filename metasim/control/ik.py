@@ -21,10 +21,20 @@ def dls_step(
     dq = Jᵀ (J Jᵀ + λ² I)⁻¹ e  +  (I − J⁺ J) k q_null
     """
     jt = np.swapaxes(jac, 1, 2)
-    gram = jac @ jt + (damping**2) * np.eye(jac.shape[1])
-    pinv = jt @ np.linalg.inv(gram)  # (B, n, 6)
-    dq = (pinv @ err[..., None])[..., 0]
-    if nullspace_err is not None and nullspace_gain > 0:
-        proj = np.eye(jac.shape[2]) - pinv @ jac
-        dq += nullspace_gain * (proj @ nullspace_err[..., None])[..., 0]
+    gram = jac @ jt
+    k = jac.shape[1]
+    gram[:, range(k), range(k)] += damping**2
+    # Jᵀ (J Jᵀ + λ² I)⁻¹ applied to e and, for the null-space term (I − J⁺ J) q_null =
+    # q_null − Jᵀ (J Jᵀ + λ² I)⁻¹ J q_null, to J q_null: one solve with two right-hand
+    # sides instead of an inverse (numpy's batched inverse costs more than the rest).
+    use_null = nullspace_err is not None and nullspace_gain > 0
+    rhs = err[..., None]
+    if use_null:
+        assert nullspace_err is not None
+        rhs = np.concatenate([rhs, jac @ nullspace_err[..., None]], axis=2)
+    sol = jt @ np.linalg.solve(gram, rhs)  # (B, n, 1 or 2)
+    dq = sol[..., 0]
+    if use_null:
+        assert nullspace_err is not None
+        dq = dq + nullspace_gain * (nullspace_err - sol[..., 1])
     return np.asarray(dq)

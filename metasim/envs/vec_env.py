@@ -214,7 +214,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self.handler.step(self._ctrl)
         kin = self.handler.kinematics()
         self._steps += 1
-        unstable = ~np.all(np.isfinite(kin.qpos), axis=1)
+        unstable = ~np.isfinite(kin.qpos).all(axis=1)
         view = TaskView(kin, self._init_body_pos)
         success = self.task.success(view) & ~unstable
         self._progress = np.maximum(self._progress, self.task.progress(view, success))

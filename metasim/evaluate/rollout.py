@@ -223,16 +223,10 @@ class _Loop:
             )
             return {int(i): reason for i in ids}
         h = fresh.shape[1]
-        # Trailing all-NaN rows pad a shorter chunk; any other NaN fails the episode.
-        cand = np.array([i for i in ids if int(i) not in failed], dtype=np.int64)
-        sub = fresh[cand]
-        pad = np.all(np.isnan(sub), axis=2)[:, ::-1]  # (k, H), last row first
-        lengths = h - np.where(pad.all(axis=1), h, np.argmin(pad, axis=1))
-        inside = np.arange(h)[None, :, None] < lengths[:, None, None]
-        usable = (lengths > 0) & np.all(np.isfinite(sub) | ~inside, axis=(1, 2))
-        for i in cand[~usable]:
-            failed[int(i)] = "invalid action: actions contain NaN or inf"
-        ok, lengths = cand[usable], lengths[usable]
+        if not failed and np.isfinite(fresh[ids]).all():  # the usual case: all usable
+            ok, lengths = ids, np.full(len(ids), h)
+        else:
+            ok, lengths = self._usable(ids, fresh, failed)
         if self.ensemble is not None:
             self._ensemble_add(ok, fresh, lengths)
             return failed
@@ -244,6 +238,22 @@ class _Loop:
         self.pos[ok] = 0
         self.length[ok] = lengths if self.execute is None else np.minimum(self.execute, lengths)
         return failed
+
+    def _usable(
+        self, ids: np.ndarray, fresh: np.ndarray, failed: dict[int, str]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Slots of `ids` whose chunks can run, and their lengths; records the others in
+        `failed`. Trailing all-NaN rows pad a shorter chunk; any other NaN fails it."""
+        h = fresh.shape[1]
+        cand = np.array([i for i in ids if int(i) not in failed], dtype=np.int64)
+        sub = fresh[cand]
+        pad = np.all(np.isnan(sub), axis=2)[:, ::-1]  # (k, H), last row first
+        lengths = h - np.where(pad.all(axis=1), h, np.argmin(pad, axis=1))
+        inside = np.arange(h)[None, :, None] < lengths[:, None, None]
+        usable = (lengths > 0) & np.all(np.isfinite(sub) | ~inside, axis=(1, 2))
+        for i in cand[~usable]:
+            failed[int(i)] = "invalid action: actions contain NaN or inf"
+        return cand[usable], lengths[usable]
 
     def _ensemble_add(self, ids: np.ndarray, fresh: np.ndarray, lengths: np.ndarray) -> None:
         n, h, dim = fresh.shape

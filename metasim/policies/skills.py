@@ -12,10 +12,11 @@ from typing import Any
 import numpy as np
 
 from metasim.policies.base import PolicyContext
-from metasim.rotations import quat_to_mat, yaw_of
+from metasim.rotations import quat_to_mat, quat_yaw
 from metasim.scene.schema import DrawerSpec, ExpertSpec
 
 OPEN, CLOSED = 1.0, 0.0
+DESIGN_DT = 0.05  # the control period the phases' per-step numbers are written for (20 Hz)
 DOWN = np.diag([1.0, -1.0, -1.0])  # grasp site pointing down, fingers closing along world y
 
 
@@ -35,8 +36,7 @@ class ObsView:
         return np.asarray(self.s["object_pos"][:, self.ctx.object_names.index(name)])
 
     def obj_yaw(self, name: str) -> np.ndarray:
-        quat = self.s["object_quat"][:, self.ctx.object_names.index(name)]
-        return yaw_of(quat_to_mat(quat))
+        return quat_yaw(self.s["object_quat"][:, self.ctx.object_names.index(name)])
 
     def point(self, name: str) -> np.ndarray:
         """Position of an object, a fixture site or a fixture body, by name."""
@@ -89,7 +89,7 @@ def _half_z(ctx: PolicyContext, name: str) -> float:
 
 def grip_yaw(v: ObsView) -> np.ndarray:
     """(B,) yaw of the gripper (0 at home: fingers closing along world y)."""
-    return np.asarray(yaw_of(quat_to_mat(np.asarray(v.p["ee_quat"]))))
+    return quat_yaw(v.p["ee_quat"])
 
 
 def wrap_angle(angle: np.ndarray, period: float) -> np.ndarray:

@@ -150,6 +150,10 @@ def _options(spec: mujoco.MjSpec, scene: Scene) -> None:
     spec.option.impratio = phys.impratio
     spec.option.density = phys.density
     spec.option.viscosity = phys.viscosity
+    if phys.iterations is not None:
+        spec.option.iterations = phys.iterations
+    if phys.ls_iterations is not None:
+        spec.option.ls_iterations = phys.ls_iterations
     spec.option.cone = (
         mujoco.mjtCone.mjCONE_ELLIPTIC
         if phys.cone == "elliptic"
@@ -201,12 +205,27 @@ def _attach_robot(spec: mujoco.MjSpec, scene: Scene, robot: RobotDescriptor) -> 
         child = mujoco.MjSpec.from_file(str(robot.mjcf))
     except ValueError as exc:
         raise MetasimInputError(str(robot.mjcf), [f"robot MJCF does not load: {exc}"]) from None
+    _absolute_mesh_files(child, robot.mjcf.parent)
     for site, (body, pos) in robot.extra_sites.items():
         child.body(body).add_site(name=site, pos=list(pos))
     frame = spec.worldbody.add_frame(
         pos=list(scene.robot.pos), quat=list(yaw_quat(scene.robot.yaw))
     )
     spec.attach(child, prefix=ROBOT_PREFIX, frame=frame)
+
+
+def _absolute_mesh_files(child: mujoco.MjSpec, model_dir: Path) -> None:
+    """Give the robot's meshes absolute paths before it is attached: an attached spec's
+    files no longer resolve against its own folder. MuJoCo's loader tries `meshdir/file`,
+    then `file` beside the model (Menagerie's MJX Panda names `assets/x.stl` and sets
+    `meshdir="assets"`); so does this."""
+    for mesh in child.meshes:
+        if not mesh.file or Path(mesh.file).is_absolute():
+            continue
+        for cand in (model_dir / child.meshdir / mesh.file, model_dir / mesh.file):
+            if cand.is_file():
+                mesh.file = str(cand.resolve())
+                break
 
 
 def _add_object(spec: mujoco.MjSpec, ob: ObjectSpec, base_dir: Path) -> None:

@@ -155,8 +155,15 @@ _MENAGERIE: dict[str, dict[str, Any]] = {
         gripper=GripperInfo("actuator8", ("finger_joint1", "finger_joint2"), 255.0, 0.0, 0.08),
         extra_sites={"metasim_ee": ("hand", (0.0, 0.0, 0.1034))},
         wrist_camera=WristMount("hand", (-0.09, 0.0, 0.045), (0.0, 0.0, 0.17), (1.0, 0.0, 0.0)),
-    )
+    ),
 }
+# The MJX variant (primitive collision geoms, the model MuJoCo Playground's and EnvPool's
+# Panda tasks use): the same names, a gripper driven in metres of finger travel.
+_MENAGERIE["franka_emika_panda/mjx_panda"] = dict(
+    _MENAGERIE["franka_emika_panda"],
+    entry="mjx_panda",
+    gripper=GripperInfo("actuator8", ("finger_joint1", "finger_joint2"), 0.04, 0.0, 0.08),
+)
 
 
 def _menagerie_robot(name: str) -> RobotDescriptor:
@@ -172,12 +179,13 @@ def _menagerie_robot(name: str) -> RobotDescriptor:
         raise RobotError(
             f"menagerie robot {name!r} is not available here; {MENAGERIE_HINT}"
         ) from None
+    folder = name.split("/")[0]  # `<robot>/<entry>` names one of a robot's model files
     root = os.environ.get("MENAGERIE_ROOT")
-    if not root or not Path(root, name).is_dir():
+    if not root or not Path(root, folder).is_dir():
         raise RobotError(f"menagerie robot {name!r} is not available here; {MENAGERIE_HINT}")
     spec = dict(_MENAGERIE[name])
     try:
-        xml = mujoco_menagerie.get(name).xml(spec.pop("entry"))
+        xml = mujoco_menagerie.get(folder).xml(spec.pop("entry"))
     except mujoco_menagerie.MenagerieError as exc:
         raise RobotError(f"menagerie robot {name!r}: {exc}; {MENAGERIE_HINT}") from None
     return RobotDescriptor(name=f"menagerie:{name}", mjcf=Path(xml), **spec)

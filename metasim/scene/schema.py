@@ -289,6 +289,10 @@ class PhysicsSpec(Strict):
     density: NonNegFloat = 0.0  # of the medium (air: 1.2 kg/m^3), for drag
     viscosity: NonNegFloat = 0.0  # of the medium (air: 2e-5 Pa s)
     floor: bool = True
+    iterations: Annotated[int, Field(ge=1)] | None = None
+    """Constraint solver iterations (MuJoCo's default, 100, when unset)."""
+    ls_iterations: Annotated[int, Field(ge=1)] | None = None
+    """Line-search iterations of the solver (MuJoCo's default, 50, when unset)."""
 
 
 class Scene(Strict):

@@ -7,7 +7,11 @@ import importlib
 from metasim.sim.base import Handler, Kinematics, ModelEdit, SimState, UnsupportedScene
 
 # Backend name -> module holding `Handler` subclass named `BackendHandler`.
-BACKENDS = {"mujoco": "metasim.sim.mujoco.handler", "mjx": "metasim.sim.mjx.handler"}
+BACKENDS = {
+    "mujoco": "metasim.sim.mujoco.handler",
+    "mjx": "metasim.sim.mjx.handler",
+    "warp": "metasim.sim.warp.handler",
+}
 
 
 def get_backend(name: str) -> type[Handler]:

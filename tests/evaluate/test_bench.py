@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from metasim.bench.physics import bench_physics
 from metasim.cli.main import main
-from metasim.evaluate.bench import bench_physics
 from metasim.paths import SCENES
 
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from metasim.bench.render import parse_size
 from metasim.cli.main import main
 from metasim.errors import MetasimInputError
-from metasim.evaluate.bench_render import parse_size
 
 TINY = ["--scenes", "lift_cube", "--sizes", "32x24", "--frames", "2", "--repeats", "1"]
 

@@ -222,7 +222,7 @@ def test_unsupported_scene_names_feature_and_element() -> None:
 def test_bench_backend_reports_both_backends(lift_scene: Any) -> None:
     """The layout `metasim bench physics --backend mjx` prints (run here with the native
     backend on both sides: the MJX compile is what the handler tests above pay for)."""
-    from metasim.evaluate.bench import bench_backend
+    from metasim.bench.physics import bench_backend
 
     out = bench_backend(lift_scene, 2, steps=3, backend="mujoco", repeats=1)
     assert out["mujoco"]["physics_steps_per_s"] > 0

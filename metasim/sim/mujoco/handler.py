@@ -81,21 +81,30 @@ class BackendHandler(Handler):
         self._site_mat = np.zeros((b, m.nsite, 9))
         self._jac = {s: np.zeros((b, 6, m.nv)) for s in self.jacobian_sites}
         self._ctrl = np.zeros((b, m.nu))
+        self._batch_buffers = (
+            self._qpos,
+            self._qvel,
+            self._body_pos,
+            self._body_quat,
+            self._site_pos,
+            self._site_mat,
+        )
+        self._scratch_views = [
+            (d.qpos, d.qvel, d.xpos, d.xquat, d.site_xpos, d.site_xmat) for d in self._scratch
+        ]
         self.reset(np.arange(num_envs), self.default_state(num_envs))
 
     # ------------------------------------------------------------ stepping
 
-    def _refresh(self, i: int, d: mujoco.MjData) -> None:
-        """Kinematics of env i (loaded in `d`), copied into the batch buffers."""
-        m = self._models[i]
+    def _refresh(self, i: int, tid: int) -> None:
+        """Kinematics of env i (loaded in thread `tid`'s scratch data), copied into the
+        batch buffers (through views of the scratch data made once: building them is
+        most of the cost of a copy this small)."""
+        m, d = self._models[i], self._scratch[tid]
         mujoco.mj_kinematics(m, d)
         mujoco.mj_comPos(m, d)
-        self._qpos[i] = d.qpos
-        self._qvel[i] = d.qvel
-        self._body_pos[i] = d.xpos
-        self._body_quat[i] = d.xquat
-        self._site_pos[i] = d.site_xpos
-        self._site_mat[i] = d.site_xmat
+        for dst, src in zip(self._batch_buffers, self._scratch_views[tid], strict=True):
+            dst[i] = src
         for site, jac in self._jac.items():
             mujoco.mj_jacSite(m, d, jac[i, :3], jac[i, 3:], site)
 
@@ -111,13 +120,13 @@ class BackendHandler(Handler):
             mujoco.mj_setState(m, d, row, SPEC)
             mujoco.mj_step(m, d, nstep=self.substeps)
             mujoco.mj_getState(m, d, row, SPEC)
-            self._refresh(i, d)
+            self._refresh(i, tid)
 
     def _load(self, envs: Iterator[int], tid: int) -> None:
         d = self._scratch[tid]
         for i in envs:
             mujoco.mj_setState(self._models[i], d, self._state[i], SPEC)
-            self._refresh(i, d)
+            self._refresh(i, tid)
 
     def _run(self, fn: Callable[[Iterator[int], int], None], env_ids: Sequence[int]) -> None:
         envs = iter(env_ids)

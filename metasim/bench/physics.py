@@ -15,8 +15,13 @@ scene, envs and control. ratio = backend physics steps/s / native physics steps/
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
 import json
+import pstats
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import mujoco
@@ -24,7 +29,7 @@ import numpy as np
 from mujoco import rollout
 
 from metasim.envs.vec_env import MetasimVectorEnv
-from metasim.evaluate.rollout import _Loop, policy_context
+from metasim.evaluate.rollout import EpisodeRecord, _Loop, policy_context
 from metasim.policies.base import make_policy
 from metasim.scene import compile_file
 from metasim.scene.compile import CompiledScene
@@ -40,14 +45,15 @@ class _Enough(Exception):
     """Stops the evaluation loop after the measured number of steps."""
 
 
-def _eval_loop(env: MetasimVectorEnv, steps: int) -> tuple[float, np.ndarray]:
+def _eval_loop(env: MetasimVectorEnv, steps: int) -> tuple[float, np.ndarray, list[EpisodeRecord]]:
     """Seconds for `steps` control steps of the evaluation loop itself (`run_task`'s
-    `_Loop`: chunk refills, action checks, episode records and restarts), and the
-    controls it sent."""
+    `_Loop`: chunk refills, action checks, episode records and restarts), the controls
+    it sent (steps, B, nu), and the episodes that finished meanwhile."""
     compiled = env.compiled
     policy = make_policy("scripted", policy_context(env, "ee_delta", {}))
     ctrls = np.zeros((steps, env.num_envs, compiled.model.nu))
     done = [0]
+    records: list[EpisodeRecord] = []
 
     def on_step() -> None:
         ctrls[done[0]] = env._ctrl
@@ -59,11 +65,11 @@ def _eval_loop(env: MetasimVectorEnv, steps: int) -> tuple[float, np.ndarray]:
     loop = _Loop(env, policy, compiled, todo, seed=0, execute=None, on_step=on_step)
     t0 = time.perf_counter()
     try:
-        for _ in loop.run():
-            pass
+        for rec in loop.run():
+            records.append(rec)
     except _Enough:
         pass
-    return time.perf_counter() - t0, ctrls
+    return time.perf_counter() - t0, ctrls, records
 
 
 def _rollout_reference(env: MetasimVectorEnv, ctrls: np.ndarray, nthread: int) -> float:
@@ -108,7 +114,7 @@ def bench_physics(
     _eval_loop(env, min(steps, 10))  # warm-up: thread pool, caches
     loop_times, ref_times = [], []
     for _ in range(repeats):
-        loop_s, ctrls = _eval_loop(env, steps)
+        loop_s, ctrls, _ = _eval_loop(env, steps)
         loop_times.append(loop_s)
         ref_times.append(_rollout_reference(env, ctrls, nthread))
     env.close()
@@ -188,6 +194,26 @@ def bench_backend(
     }
 
 
+def profile_eval_loop(scene: str, num_envs: int, steps: int, out: Path, top: int = 25) -> str:
+    """cProfile of `steps` control steps of the eval loop; writes `out` (pstats) and
+    `out` + `.txt` (the `top` entries by own time) and returns that text."""
+    compiled = compile_file(scene)
+    env = MetasimVectorEnv(compiled, num_envs=num_envs, nthread=None, autoreset=False)
+    _eval_loop(env, min(steps, 10))
+    prof = cProfile.Profile()
+    prof.enable()
+    _eval_loop(env, steps)
+    prof.disable()
+    env.close()
+    prof.dump_stats(str(out))
+    text = io.StringIO()
+    stats = pstats.Stats(prof, stream=text)
+    stats.sort_stats("tottime").print_stats(top)
+    head = f"# {num_envs} envs, {steps} control steps of {compiled.scene.name}\n"
+    Path(f"{out}.txt").write_text(head + text.getvalue())
+    return head + text.getvalue()
+
+
 def run_physics_bench_cli(args: argparse.Namespace) -> int:
     from metasim.errors import MetasimInputError
     from metasim.sim import BACKENDS
@@ -198,6 +224,10 @@ def run_physics_bench_cli(args: argparse.Namespace) -> int:
         )
     if any(n < 1 for n in args.num_envs) or args.steps < 1 or args.repeats < 1:
         raise MetasimInputError("command line", ["--num-envs, --steps and --repeats must be >= 1"])
+    if args.profile:
+        for n in args.num_envs:
+            out = Path(args.profile if len(args.num_envs) == 1 else f"{args.profile}.{n}")
+            sys.stderr.write(profile_eval_loop(args.scene, n, args.steps, out))
     results = [
         bench_physics(args.scene, n, args.steps, args.threads, args.backend, args.repeats)
         for n in args.num_envs

