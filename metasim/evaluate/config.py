@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from metasim.errors import MetasimInputError, validation_problems
 from metasim.paths import EVAL, POLICIES, SCENES
 
+MAX_EPISODES = 1_000_000  # per task and cell: a DuckDB row each, summarized in memory
+
 
 class SuiteConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -62,7 +64,7 @@ class EvalConfig(BaseModel):
     policy: PolicyConfig
     backend: str = "mujoco"
     num_envs: Annotated[int, Field(ge=1, le=4096)] = 8
-    episodes: Annotated[int, Field(ge=1)] = 10
+    episodes: Annotated[int, Field(ge=1, le=MAX_EPISODES)] = 10  # per task and cell
     seed: Annotated[int, Field(ge=0)] = 0
     perturbation: str = "none"
     out: str | None = None
