@@ -295,11 +295,27 @@ def test_server_crash_mid_episode_sends_traceback_and_closes() -> None:
         client.infer(_obs())
         with pytest.raises(PolicyServerError) as info:
             client.infer(_obs())
-        assert "boom in the policy" in info.value.server_text
-        assert "Traceback" in info.value.server_text
+        # type and message only: the traceback, with server paths, stays in the server log
+        assert info.value.server_text == "RuntimeError: boom in the policy"
         assert client.closed
         with pytest.raises(PolicyConnectionError):
             client.infer(_obs())
+    with _server(Crashy, debug=True) as srv, OpenpiClient(port=srv.port, timeout=5.0) as client:
+        client.infer(_obs())
+        client.infer(_obs())
+        with pytest.raises(PolicyServerError) as info:
+            client.infer(_obs())
+        assert "Traceback" in info.value.server_text  # --debug sends the rest
+
+
+def test_oversized_frame_is_refused_and_the_server_keeps_serving() -> None:
+    with _server(EchoSession, max_frame_bytes=2**20) as srv:
+        with OpenpiClient(port=srv.port, timeout=10.0) as client:
+            with pytest.raises((PolicyConnectionError, PolicyServerError)):
+                client.infer({**_obs(), "big": np.zeros(2**21, np.uint8)})
+            assert client.closed
+        with OpenpiClient(port=srv.port, timeout=5.0) as client:
+            assert "actions" in client.infer({**_obs(), "ok": np.zeros(2**19, np.uint8)})
         client.reconnect()  # a fresh session works again
         assert client.infer(_obs())["calls"] == 1
 
