@@ -29,6 +29,9 @@ def add_parser(verbs: Any) -> None:
     srv.add_argument(
         "--max-frame-mb", type=float, default=16.0, help="largest request frame (default 16 MiB)"
     )
+    srv.add_argument(
+        "--idle-timeout", type=float, default=300.0, help="close silent connections (s)"
+    )
     srv.add_argument("--debug", action="store_true", help="send tracebacks to clients")
 
 
@@ -61,6 +64,7 @@ def run_serve_cli(args: argparse.Namespace) -> int:
         api_key=api_key,
         max_frame_bytes=int(args.max_frame_mb * 2**20),
         debug=args.debug,
+        idle_timeout=args.idle_timeout if args.idle_timeout > 0 else None,
     )
     server.start()
     auth = " (API key required)" if api_key else ""

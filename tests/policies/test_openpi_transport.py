@@ -491,3 +491,16 @@ def test_send_to_a_server_that_stops_reading_times_out() -> None:
         assert client.closed
         hold.set()
         thread.join(5)
+
+
+def test_idle_connection_is_closed_and_the_server_keeps_serving() -> None:
+    with _server(EchoSession, idle_timeout=0.5) as srv:
+        with ws_connect(srv.url, compression=None, max_size=None) as idle:
+            unpackb(idle.recv(timeout=5))  # the metadata frame, then silence
+            time.sleep(1.5)
+            with pytest.raises(Exception) as info:
+                idle.recv(timeout=5)
+            assert getattr(info.value, "rcvd", None) is not None
+            assert info.value.rcvd.code == 1001 and info.value.rcvd.reason == "idle timeout"
+        with OpenpiClient(port=srv.port, timeout=5.0) as client:
+            assert "actions" in client.infer(_obs())

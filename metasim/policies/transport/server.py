@@ -62,7 +62,9 @@ class PolicyServer:
         api_key: str | None = None,
         max_frame_bytes: int = MAX_FRAME_BYTES,
         debug: bool = False,
+        idle_timeout: float | None = 300.0,
     ) -> None:
+        self._idle_timeout = idle_timeout
         self._session_factory = session_factory
         self._max_size = max_frame_bytes
         self._debug = debug
@@ -206,8 +208,12 @@ class PolicyServer:
         prev_total_ms: float | None = None
         while True:
             try:
-                frame = conn.recv()
+                frame = conn.recv(timeout=self._idle_timeout)
             except wsx.ConnectionClosed:
+                return
+            except TimeoutError:
+                logger.info("closing %s: idle for %s s", conn.remote_address, self._idle_timeout)
+                conn.close(code=CloseCode.GOING_AWAY, reason="idle timeout")
                 return
             start = time.monotonic()
             if isinstance(frame, str):
