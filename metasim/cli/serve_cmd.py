@@ -26,6 +26,13 @@ def add_parser(verbs: Any) -> None:
     srv.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     srv.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
     srv.add_argument("--api-key", default=None, help="require this key (or METASIM_API_KEY)")
+    srv.add_argument(
+        "--max-frame-mb", type=float, default=16.0, help="largest request frame (default 16 MiB)"
+    )
+    srv.add_argument(
+        "--idle-timeout", type=float, default=300.0, help="close silent connections (s)"
+    )
+    srv.add_argument("--debug", action="store_true", help="send tracebacks to clients")
 
 
 def run_serve_cli(args: argparse.Namespace) -> int:
@@ -35,6 +42,8 @@ def run_serve_cli(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise MetasimInputError("--port", [f"expected 0..65535, got {args.port}"])
+    if not args.max_frame_mb > 0:
+        raise MetasimInputError("--max-frame-mb", [f"expected > 0, got {args.max_frame_mb}"])
     cfg = compose(list(args.overrides))
     options = cfg.policy.adapter_options()
     if cfg.policy.kind in ("openpi", "http"):
@@ -53,6 +62,9 @@ def run_serve_cli(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         api_key=api_key,
+        max_frame_bytes=int(args.max_frame_mb * 2**20),
+        debug=args.debug,
+        idle_timeout=args.idle_timeout if args.idle_timeout > 0 else None,
     )
     server.start()
     auth = " (API key required)" if api_key else ""

@@ -31,6 +31,8 @@ from metasim.yamlio import Loc, dotted, line_of, load_yaml, node_at, plain
 
 Locate = Callable[[tuple[int | str, ...]], str]  # a field's location -> 'file line N, '
 
+MAX_EPISODES = 1_000_000  # per task and cell: a DuckDB row each, summarized in memory
+
 
 class SuiteConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -83,7 +85,7 @@ class EvalConfig(BaseModel):
     policy: PolicyConfig
     backend: str = "mujoco"
     num_envs: Annotated[int, Field(ge=1, le=4096)] = 8
-    episodes: Annotated[int, Field(ge=1)] = 10
+    episodes: Annotated[int, Field(ge=1, le=MAX_EPISODES)] = 10  # per task and cell
     seed: Annotated[int, Field(ge=0)] = 0
     perturbation: str = "none"
     out: str | None = None

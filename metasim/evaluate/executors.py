@@ -11,8 +11,9 @@ starts from the same seed wherever it runs, so both executors give identical res
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,15 +65,16 @@ def _run_shard_list(shard: Shard) -> list[EpisodeRecord]:
     return list(run_shard(shard))
 
 
-def run_local(shards: list[Shard]) -> Iterator[EpisodeRecord]:
+def run_local(shards: Iterable[Shard]) -> Iterator[EpisodeRecord]:
     for shard in shards:
         yield from run_shard(shard)
 
 
 def run_ray(
-    shards: list[Shard], address: str | None, max_retries: int = 3
+    shards: Iterable[Shard], address: str | None, max_retries: int = 3, window: int = 256
 ) -> Iterator[EpisodeRecord]:
-    """Run shards as Ray tasks; yield the records of each shard as it completes."""
+    """Run shards as Ray tasks, at most `window` in flight (shards are made as they are
+    sent); yield the records of each shard as it completes."""
     try:
         import ray
     except ImportError:
@@ -93,12 +95,14 @@ def run_ray(
         remote = ray.remote(max_retries=max_retries, retry_exceptions=False, num_cpus=1)(
             _run_shard_list
         )
-        pending = {remote.remote(s): s for s in shards}
+        todo = iter(shards)
+        pending = {remote.remote(s): s for s in itertools.islice(todo, window)}
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
                 pending.pop(ref)
                 yield from ray.get(ref)
+            pending.update({remote.remote(s): s for s in itertools.islice(todo, len(done))})
     finally:
         if started_here:
             ray.shutdown()

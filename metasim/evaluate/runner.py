@@ -11,11 +11,12 @@ RUN_DIR/summary.json       {"tasks": {task: {"success_rate", "n", "ci95": [lo, h
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import platform
 import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -37,6 +38,8 @@ from metasim.stats import sensitivity_summary, stratified_bootstrap_ci, success_
 from metasim.stats.adaptive import StoppingRule
 from metasim.stats.aggregates import AGGREGATES
 from metasim.stats.sensitivity import variance_shares
+
+PLAN_BLOCK = 4096  # episodes per local shard (one env and policy each); >= num_envs' bound
 
 
 @dataclass
@@ -154,20 +157,20 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
         records = [r for r in store.records() if r.task in names and r.cell in cell_ids]
         records.sort(key=lambda r: (names.index(r.task), cell_ids.index(r.cell), r.episode))
         store.export_parquet(names, cell_ids)
+        summary = RunSummary(
+            tasks=summarize(records, names),
+            cells=summarize_cells(records, names, cells),
+            aggregate=aggregate(records, names, cfg.seed),
+            **sensitivity(records, names, grid),
+            adaptive=adaptive_summary(cfg, adaptive),
+            config=cfg.model_dump(),
+            versions=versions(),
+            wall_time_s=time.perf_counter() - start,
+            run_dir=str(run_dir),
+        )
+        summary.write(run_dir)
     finally:
-        store.close()
-    summary = RunSummary(
-        tasks=summarize(records, names),
-        cells=summarize_cells(records, names, cells),
-        aggregate=aggregate(records, names, cfg.seed),
-        **sensitivity(records, names, grid),
-        adaptive=adaptive_summary(cfg, adaptive),
-        config=cfg.model_dump(),
-        versions=versions(),
-        wall_time_s=time.perf_counter() - start,
-        run_dir=str(run_dir),
-    )
-    summary.write(run_dir)
+        store.close()  # the run folder stays locked until its summary is written
     return RunResult(run_dir, summary, records)
 
 
@@ -251,7 +254,7 @@ class _Runner:
         self.results: dict[tuple[str, str], dict[int, bool]] = {}
         for r in store.records():
             self.results.setdefault((r.task, r.cell), {})[r.episode] = r.success
-        self.pending: list[Shard] = []
+        self.pending: list[Iterator[Shard]] = []
         self.bars: dict[str, Any] = {}
         if progress is not None:
             for name in tasks:
@@ -260,31 +263,37 @@ class _Runner:
                 progress.advance(self.bars[name], held)
 
     def queue(self, path: Path, scene: Scene, cell: Cell, episodes: Iterable[int]) -> None:
-        """Add shards for the `episodes` of this task and cell that are not recorded yet."""
+        """Plan shards for the `episodes` of this task and cell that are not recorded yet.
+        Shards are made as the executor asks for them, so memory does not grow with the
+        episode count."""
         held = self.results.get((scene.name, cell.id), {})
-        todo = [k for k in episodes if k not in held]
-        if not todo:
-            return
+        block = PLAN_BLOCK if self.cfg.executor == "local" else self.cfg.shard_episodes
+        self.pending.append(
+            self._shards(path, scene, cell, (k for k in episodes if k not in held), block)
+        )
+
+    def _shards(
+        self, path: Path, scene: Scene, cell: Cell, todo: Iterator[int], block: int
+    ) -> Iterator[Shard]:
         cell_scene, noise = apply_cell(scene, self.grid, cell)
-        block = len(todo) if self.cfg.executor == "local" else self.cfg.shard_episodes
-        for i in range(0, len(todo), block):
-            self.pending.append(
-                Shard(
-                    scene=cell_scene.model_dump(by_alias=True),
-                    source=str(path),
-                    episodes=tuple(todo[i : i + block]),
-                    noise=noise,
-                    cell=cell.id,
-                    factors=cell.values,
-                    spec=self.cfg.rollout,
-                )
+        while batch := tuple(itertools.islice(todo, block)):
+            yield Shard(
+                scene=cell_scene.model_dump(by_alias=True),
+                source=str(path),
+                episodes=batch,
+                noise=noise,
+                cell=cell.id,
+                factors=cell.values,
+                spec=self.cfg.rollout,
             )
 
     def flush(self) -> None:
         """Run every queued shard; store each record as it arrives."""
-        shards, self.pending = self.pending, []
-        if not shards:
+        planned, self.pending = itertools.chain.from_iterable(self.pending), []
+        first = next(planned, None)
+        if first is None:
             return
+        shards = itertools.chain([first], planned)
         if self.cfg.executor == "ray":
             stream = run_ray(shards, self.cfg.ray_address)
         else:

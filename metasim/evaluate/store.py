@@ -8,11 +8,21 @@ RUN_DIR/episodes.parquet  exported from the table when the run completes
 
 The key (task, cell, episode) is unique: a resumed run skips what is recorded and the
 table refuses a duplicate, so no episode is counted twice.
+
+RUN_DIR/run.lock          one writer at a time: the process that opens the store holds an
+                          exclusive lock on this file (the OS drops it when the process
+                          ends, even on kill -9); a second process is refused with exit 2
+                          naming the holder's pid and host
+A store DuckDB cannot read is never deleted: it is moved aside and what survives is
+recovered into a new store (metasim.evaluate.salvage).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import socket
 from collections.abc import Iterable
 from dataclasses import asdict, fields
 from pathlib import Path
@@ -22,6 +32,7 @@ import duckdb
 
 from metasim.errors import MetasimInputError
 from metasim.evaluate.records import EpisodeRecord, decode_factors, encode_factors
+from metasim.evaluate.salvage import salvage
 
 TABLE = "episodes"
 _COLUMNS = {
@@ -43,13 +54,14 @@ class RunStore:
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
-        run_dir.mkdir(parents=True, exist_ok=True)
+        make_run_dir(run_dir)
+        self._lock = RunLock(run_dir)
         self.path = run_dir / "episodes.duckdb"
-        self.con = duckdb.connect(str(self.path))
-        cols = ", ".join(f"{k} {v}" for k, v in _COLUMNS.items())
-        self.con.execute(
-            f"CREATE TABLE IF NOT EXISTS {TABLE} ({cols}, PRIMARY KEY (task, cell, episode))"
-        )
+        try:
+            self.con = open_checked(self.path)
+        except duckdb.Error as exc:
+            self._lock.release()
+            raise salvage(self.path, exc) from None
 
     # ------------------------------------------------------------ manifest
 
@@ -121,6 +133,80 @@ class RunStore:
 
     def close(self) -> None:
         self.con.close()
+        self._lock.release()
+
+
+def make_run_dir(run_dir: Path) -> None:
+    """Create the run folder; a path that cannot be one is an input error (exit 2)."""
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocker = next((p for p in [run_dir, *run_dir.parents] if _is_file(p)), None)
+        why = (
+            f"{blocker} is a file, not a folder"
+            if blocker is not None
+            else f"cannot create the folder ({exc.strerror or exc})"
+        )
+        raise MetasimInputError(f"out={run_dir}", [why], "Choose another out=") from None
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # a name too long, a loop of links: not a file
+        return False
+
+
+def open_checked(path: Path) -> duckdb.DuckDBPyConnection:
+    """Connect to the store and read every stored value once (DuckDB checks each block's
+    checksum), so a damaged file is found before the run starts; raises duckdb.Error."""
+    con = duckdb.connect(str(path))
+    try:
+        create_table(con)
+        con.execute(f"SELECT count(*), sum(hash({', '.join(_COLUMNS)})) FROM {TABLE}").fetchall()
+    except duckdb.Error:
+        con.close()
+        raise
+    return con
+
+
+def create_table(con: duckdb.DuckDBPyConnection) -> None:
+    """The episodes table, keyed by (task, cell, episode), if it is not there yet."""
+    cols = ", ".join(f"{k} {v}" for k, v in _COLUMNS.items())
+    con.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} ({cols}, PRIMARY KEY (task, cell, episode))")
+
+
+class RunLock:
+    """An exclusive lock on RUN_DIR/run.lock for as long as this process writes the
+    folder. The file is left in place (removing it would let a third process lock a
+    different file); it says who holds or last held the lock."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / "run.lock"
+        try:
+            self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise MetasimInputError(
+                f"out={run_dir}", [f"cannot write {self.path.name} ({exc.strerror or exc})"]
+            ) from None
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(self._fd, 512, 0).decode(errors="replace").strip() or "unknown"
+            self.release()
+            raise MetasimInputError(
+                f"out={run_dir}",
+                [f"another metasim eval is writing this run folder ({holder})"],
+                "Wait for it to finish (then run this command again to add what it lacks), "
+                "or choose another out=",
+            ) from None
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, f"pid {os.getpid()} on host {socket.gethostname()}\n".encode(), 0)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor drops the lock
+            self._fd = None
 
 
 def _quote(text: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -24,16 +25,28 @@ PROTOCOL = "metasim-raw-1"  # what the metadata frame says the server expects
 
 
 class SceneCache:
-    def __init__(self) -> None:
+    """Compiled scenes keyed by the client's scene text, least recently used evicted
+    beyond `capacity`; a scene that fails to compile is never stored."""
+
+    def __init__(self, capacity: int = 16) -> None:
         self._lock = threading.Lock()
-        self._scenes: dict[str, CompiledScene] = {}
+        self.capacity = capacity
+        self._scenes: OrderedDict[str, CompiledScene] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._scenes)
 
     def get(self, text: str) -> CompiledScene:
         key = hashlib.sha256(text.encode()).hexdigest()
         with self._lock:
-            if key not in self._scenes:
-                self._scenes[key] = compile_scene(Scene.model_validate_json(text))
-            return self._scenes[key]
+            if key in self._scenes:
+                self._scenes.move_to_end(key)
+                return self._scenes[key]
+            compiled = compile_scene(Scene.model_validate_json(text))
+            self._scenes[key] = compiled
+            while len(self._scenes) > self.capacity:
+                self._scenes.popitem(last=False)
+            return compiled
 
 
 class MetasimSession:

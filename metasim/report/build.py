@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from metasim.errors import MetasimInputError
 from metasim.report import analysis as an
 from metasim.report import plots
 from metasim.report.data import Run, load_run
@@ -30,7 +32,7 @@ def build_report(
     path (default RUN_DIR/report.html). `videos` failures and as many successes of the
     first run are replayed with a camera."""
     runs = [load_run(run_dir)] + ([load_run(compare)] if compare else [])
-    target = Path(out) if out else runs[0].path / "report.html"
+    target = report_target(out, runs[0].path)
     sections = [overview(runs), success_section(runs)]
     if len(runs) == 2:
         sections.append(difference_section(runs[0], runs[1]))
@@ -40,12 +42,44 @@ def build_report(
     if videos > 0:
         sections.append(videos_section(runs[0], videos))
     sections.append(stored_section(runs))
-    html = page(title(runs), meta(runs), sections)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
-    tmp.write_text(html, encoding="utf-8")
-    tmp.replace(target)
+    write_atomic(target, page(title(runs), meta(runs), sections))
     return target
+
+
+def report_target(out: str | Path | None, run_dir: Path) -> Path:
+    """Where the report goes: `out` (a file, or report.html inside `out` when it is an
+    existing folder), default RUN_DIR/report.html. A folder that cannot hold it is an
+    input error, found before any work."""
+    if out is None:
+        return run_dir / "report.html"
+    target = Path(out)
+    if target.is_dir():
+        target = target / "report.html"
+    if target.is_dir():
+        raise MetasimInputError(f"--out {out}", [f"{target} is a folder; name a file"])
+    parent = target.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise MetasimInputError(
+            f"--out {out}", [f"cannot create the folder {parent} ({exc.strerror or exc})"]
+        ) from None
+    return target
+
+
+def write_atomic(target: Path, text: str) -> None:
+    """Write `text` to `target` through a temporary file beside it, removed if anything
+    fails, so a reader never sees a half-written report and nothing is left behind."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(target)
+    except OSError as exc:
+        raise MetasimInputError(
+            str(target), [f"cannot write the report ({exc.strerror or exc})"]
+        ) from None
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def describe(run: Run) -> str:

@@ -13,6 +13,7 @@ import pytest
 from metasim.bench import peers
 from metasim.cli.main import main
 from metasim.evaluate.rollout import run_task
+from metasim.evaluate.spec import RolloutSpec
 from metasim.scene import compile_file
 
 
@@ -40,7 +41,7 @@ def test_the_metasim_scene_is_envpools_model(monkeypatch):
         np.sort(ours.actuator_ctrlrange, axis=0), np.sort(theirs.actuator_ctrlrange, axis=0)
     )
     # the state-based lift policy (the scripted expert) with the scene's success check
-    records = list(run_task(compiled, "scripted", episodes=4, seed=0, num_envs=4))
+    records = list(run_task(compiled, RolloutSpec.of("scripted", seed=0, num_envs=4), 4))
     assert sum(r.success for r in records) >= 3
 
 

@@ -295,11 +295,27 @@ def test_server_crash_mid_episode_sends_traceback_and_closes() -> None:
         client.infer(_obs())
         with pytest.raises(PolicyServerError) as info:
             client.infer(_obs())
-        assert "boom in the policy" in info.value.server_text
-        assert "Traceback" in info.value.server_text
+        # type and message only: the traceback, with server paths, stays in the server log
+        assert info.value.server_text == "RuntimeError: boom in the policy"
         assert client.closed
         with pytest.raises(PolicyConnectionError):
             client.infer(_obs())
+    with _server(Crashy, debug=True) as srv, OpenpiClient(port=srv.port, timeout=5.0) as client:
+        client.infer(_obs())
+        client.infer(_obs())
+        with pytest.raises(PolicyServerError) as info:
+            client.infer(_obs())
+        assert "Traceback" in info.value.server_text  # --debug sends the rest
+
+
+def test_oversized_frame_is_refused_and_the_server_keeps_serving() -> None:
+    with _server(EchoSession, max_frame_bytes=2**20) as srv:
+        with OpenpiClient(port=srv.port, timeout=10.0) as client:
+            with pytest.raises((PolicyConnectionError, PolicyServerError)):
+                client.infer({**_obs(), "big": np.zeros(2**21, np.uint8)})
+            assert client.closed
+        with OpenpiClient(port=srv.port, timeout=5.0) as client:
+            assert "actions" in client.infer({**_obs(), "ok": np.zeros(2**19, np.uint8)})
         client.reconnect()  # a fresh session works again
         assert client.infer(_obs())["calls"] == 1
 
@@ -475,3 +491,16 @@ def test_send_to_a_server_that_stops_reading_times_out() -> None:
         assert client.closed
         hold.set()
         thread.join(5)
+
+
+def test_idle_connection_is_closed_and_the_server_keeps_serving() -> None:
+    with _server(EchoSession, idle_timeout=0.5) as srv:
+        with ws_connect(srv.url, compression=None, max_size=None) as idle:
+            unpackb(idle.recv(timeout=5))  # the metadata frame, then silence
+            time.sleep(1.5)
+            with pytest.raises(Exception) as info:
+                idle.recv(timeout=5)
+            assert getattr(info.value, "rcvd", None) is not None
+            assert info.value.rcvd.code == 1001 and info.value.rcvd.reason == "idle timeout"
+        with OpenpiClient(port=srv.port, timeout=5.0) as client:
+            assert "actions" in client.infer(_obs())

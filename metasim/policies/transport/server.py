@@ -2,9 +2,11 @@
 
 Each connection gets its own session from ``session_factory()``; the server sends the metadata
 frame first, then answers each binary msgpack-numpy frame with ``session.infer(obs)`` plus
-``server_timing``. An exception sends the traceback as a text frame and closes the connection,
-as openpi does. ``GET /healthz`` answers 200; with an ``api_key`` every other request must
-carry ``Authorization: Api-Key <key>`` or the handshake is refused with 401. Never unpickles.
+``server_timing``. An exception sends its type and message as a text frame (the traceback
+only with ``debug``; it is always logged) and closes the connection, as openpi does. A frame
+over ``max_frame_bytes`` is refused unread (close code 1009). ``GET /healthz`` answers 200;
+with an ``api_key`` every other request must carry ``Authorization: Api-Key <key>`` or the
+handshake is refused with 401. Never unpickles.
 """
 
 from __future__ import annotations
@@ -26,7 +28,10 @@ from websockets.sync.server import Server, ServerConnection, serve
 
 from metasim.policies.transport import msgpack_numpy
 
-__all__ = ["PolicyServer", "PolicySession"]
+__all__ = ["MAX_FRAME_BYTES", "PolicyServer", "PolicySession"]
+
+# Eight 224x224 RGB images are 1.2 MB; 16 MiB leaves room for large cameras and state.
+MAX_FRAME_BYTES = 16 * 2**20
 
 logger = logging.getLogger(__name__)
 
@@ -55,8 +60,14 @@ class PolicyServer:
         host: str = "127.0.0.1",
         port: int = 0,
         api_key: str | None = None,
+        max_frame_bytes: int = MAX_FRAME_BYTES,
+        debug: bool = False,
+        idle_timeout: float | None = 300.0,
     ) -> None:
+        self._idle_timeout = idle_timeout
         self._session_factory = session_factory
+        self._max_size = max_frame_bytes
+        self._debug = debug
         self._metadata_frame = msgpack_numpy.packb(dict(metadata or {}))  # fail early if bad
         self.host = host
         self._requested_port = port
@@ -86,7 +97,7 @@ class PolicyServer:
             self.host,
             self._requested_port,
             compression=None,
-            max_size=None,
+            max_size=self._max_size,  # larger frames are closed with 1009, never buffered
             process_request=self._process_request,
             close_timeout=2.0,
         )
@@ -154,6 +165,13 @@ class PolicyServer:
                 return response
         return None
 
+    def _error_text(self, exc: BaseException) -> str:
+        """What a client is told: the exception's type and message (the traceback, with
+        the server's paths, stays in the server log unless `debug`)."""
+        if self._debug:
+            return traceback.format_exc()
+        return f"{type(exc).__name__}: {exc}"
+
     @staticmethod
     def _fail(conn: ServerConnection, text: str, code: CloseCode, reason: str) -> None:
         """Send an error text frame then close, as openpi's server does."""
@@ -168,9 +186,9 @@ class PolicyServer:
         logger.info("policy connection from %s", peer)
         try:
             session = self._session_factory()
-        except Exception:
+        except Exception as exc:
             logger.exception("session_factory failed for %s", peer)
-            self._fail(conn, traceback.format_exc(), CloseCode.INTERNAL_ERROR, "session failed")
+            self._fail(conn, self._error_text(exc), CloseCode.INTERNAL_ERROR, "session failed")
             return
         try:
             conn.send(self._metadata_frame)
@@ -190,8 +208,12 @@ class PolicyServer:
         prev_total_ms: float | None = None
         while True:
             try:
-                frame = conn.recv()
+                frame = conn.recv(timeout=self._idle_timeout)
             except wsx.ConnectionClosed:
+                return
+            except TimeoutError:
+                logger.info("closing %s: idle for %s s", conn.remote_address, self._idle_timeout)
+                conn.close(code=CloseCode.GOING_AWAY, reason="idle timeout")
                 return
             start = time.monotonic()
             if isinstance(frame, str):
@@ -218,13 +240,13 @@ class PolicyServer:
                     timing["prev_total_ms"] = prev_total_ms
                 out["server_timing"] = timing
                 payload = msgpack_numpy.packb(out)
-            except Exception:
+            except Exception as exc:
                 logger.exception("policy inference failed for %s", conn.remote_address)
                 self._fail(
                     conn,
-                    traceback.format_exc(),
+                    self._error_text(exc),
                     CloseCode.INTERNAL_ERROR,
-                    "Internal server error. Traceback included in previous frame.",
+                    "Internal server error. Error included in previous frame.",
                 )
                 return
             conn.send(payload)

@@ -1,0 +1,53 @@
+"""`metasim report RUN --out X`: an existing folder gets report.html inside it, a path
+that cannot be a file is refused with exit 2, and no temporary file is ever left."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from metasim.cli.main import main
+from metasim.evaluate.config import compose
+from metasim.evaluate.runner import run_eval
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("report_out")
+    out = root / "run"
+    run_eval(compose(["episodes=2", "num_envs=2", "suite.tasks=[lift_cube]", f"out={out}"]))
+    return out
+
+
+def leftovers(*folders: Path) -> list[Path]:
+    return [p for f in folders for p in f.rglob("*") if "tmp" in p.name]
+
+
+def test_out_is_an_existing_folder(run_dir: Path, tmp_path: Path, capsys) -> None:
+    target = tmp_path / "reports"
+    target.mkdir()
+    (target / "notes.txt").write_text("keep me\n")
+    assert main(["report", str(run_dir), "--out", str(target), "--videos", "0"]) == 0
+    html = (target / "report.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and "Success per task" in html
+    assert f"report: {target / 'report.html'}" in capsys.readouterr().out
+    assert (target / "notes.txt").read_text() == "keep me\n"
+    assert sorted(p.name for p in target.iterdir()) == ["notes.txt", "report.html"]
+    assert leftovers(tmp_path, run_dir) == []
+    assert not (tmp_path / "reports.tmp").exists()
+
+
+def test_out_that_cannot_be_written_exits_2(run_dir: Path, tmp_path: Path, capsys) -> None:
+    afile = tmp_path / "a_file"
+    afile.write_text("x")
+    occupied = tmp_path / "occupied"
+    (occupied / "report.html").mkdir(parents=True)  # a folder where the file would go
+    for out in (afile / "report.html", afile / "deeper" / "r.html", occupied):
+        assert main(["report", str(run_dir), "--out", str(out), "--videos", "0"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: --out {out}: ") and "Traceback" not in err, err
+        assert len(err.strip().splitlines()) == 1
+    assert afile.read_text() == "x"
+    assert leftovers(tmp_path, run_dir) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "occupied"]
