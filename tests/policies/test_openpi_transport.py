@@ -11,6 +11,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -318,6 +319,42 @@ def test_oversized_frame_is_refused_and_the_server_keeps_serving() -> None:
             assert "actions" in client.infer({**_obs(), "ok": np.zeros(2**19, np.uint8)})
         client.reconnect()  # a fresh session works again
         assert client.infer(_obs())["calls"] == 1
+
+
+def _rss_bytes() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS in /proc/self/status")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
+def test_oversized_frames_are_closed_1009_and_server_memory_stays_bounded() -> None:
+    """Six 64 MB frames from clients without a size limit: each is closed with 1009
+    (message too big) from its header, before the server reads it, so the server's memory
+    does not grow by the frames (the whole process grew by 1.3 GB with no limit)."""
+    big = np.zeros(64 * 2**20, np.uint8).tobytes()
+    with _server(EchoSession) as srv:  # the default limit (16 MiB)
+        with OpenpiClient(port=srv.port, timeout=5.0) as client:  # warm the server up
+            client.infer(_obs())
+        before = _rss_bytes()
+        codes = []
+        for _ in range(6):
+            with ws_connect(f"ws://127.0.0.1:{srv.port}", max_size=None) as ws:
+                ws.recv(timeout=5)  # the metadata frame
+                with contextlib.suppress(Exception):
+                    ws.send(big)
+                try:
+                    ws.recv(timeout=10)
+                except Exception:
+                    pass
+                assert ws.close_code is not None
+                codes.append(ws.close_code)
+        grown = _rss_bytes() - before
+        assert codes == [1009] * 6
+        assert grown < 64 * 2**20, f"server memory grew by {grown / 2**20:.0f} MB"
+        with OpenpiClient(port=srv.port, timeout=5.0) as client:  # still serving
+            assert "actions" in client.infer(_obs())
 
 
 def test_session_factory_failure_is_a_server_error_at_connect() -> None:
