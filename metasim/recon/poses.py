@@ -70,6 +70,9 @@ def run_sfm(
     else:
         pycolmap.match_sequential(db, matching_options=matching, device=pycolmap.Device.cpu)
     options = pycolmap.IncrementalPipelineOptions()
+    # One mapping thread: multithreaded bundle adjustment sums in a varying order, so the
+    # same scan gave poses (and object centroids) that moved by ~1 cm from run to run.
+    options.num_threads = 1
     if intr is not None:
         options.ba_refine_focal_length = False
         options.ba_refine_principal_point = False
