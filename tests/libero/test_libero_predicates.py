@@ -7,11 +7,10 @@ import mujoco
 import numpy as np
 import pytest
 
+from metasim.libero.scene import task_view
 from metasim.scene.compile import compile_scene
 from metasim.scene.schema import Scene
-from metasim.sim.base import Kinematics
 from metasim.tasks.libero_predicates import (
-    geom_contacts,
     joint_value,
     resting_on,
     site_in,
@@ -90,15 +89,7 @@ def _view(compiled, data: mujoco.MjData, **pos: tuple[float, float, float]) -> T
         data.qpos[adr : adr + 3] = p
         data.qpos[adr + 3 : adr + 7] = (1, 0, 0, 0)
     mujoco.mj_forward(m, data)
-    kin = Kinematics(
-        data.qpos[None].copy(),
-        data.qvel[None].copy(),
-        data.xpos[None].copy(),
-        data.xquat[None].copy(),
-        data.site_xpos[None].copy(),
-        data.site_xmat.reshape(1, -1, 3, 3).copy(),
-    )
-    return TaskView(kin, kin.body_pos.copy(), [geom_contacts(data)])
+    return task_view(data)
 
 
 def _check(compiled, tree: dict, view: TaskView) -> bool:
