@@ -51,7 +51,7 @@ def gripper_opening(layout: Layout, kin: Kinematics) -> np.ndarray:
     idx = layout.compiled.index
     grip = layout.compiled.robot.gripper
     if grip is not None and len(idx.gripper_qpos):
-        opening = kin.qpos[:, idx.gripper_qpos].sum(axis=1, keepdims=True) / grip.max_width
+        opening = np.abs(kin.qpos[:, idx.gripper_qpos]).sum(axis=1, keepdims=True) / grip.max_width
     else:
         opening = np.ones((kin.qpos.shape[0], 1))
     return np.asarray(np.clip(opening, 0.0, 1.0))
@@ -80,6 +80,16 @@ OBS_TERMS: dict[str, ObsTerm] = {
         "policy",
         lambda lay: (4,),
         lambda lay, kin: mat_to_quat(kin.site_mat[:, lay.compiled.index.ee_site]),
+    ),
+    "hand_quat": ObsTerm(  # (w, x, y, z) of the hand body, as MuJoCo computes it (no sign fix)
+        "policy",
+        lambda lay: (4,),
+        lambda lay, kin: kin.body_quat[:, lay.compiled.index.hand_body].copy(),
+    ),
+    "gripper_qpos": ObsTerm(  # the finger joints' positions (m), as LIBERO's state has them
+        "policy",
+        lambda lay: (len(lay.compiled.index.gripper_qpos),),
+        lambda lay, kin: kin.qpos[:, lay.compiled.index.gripper_qpos].copy(),
     ),
     "object_pos": ObsTerm(
         "privileged",

@@ -106,8 +106,9 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self.autoreset = autoreset
         self.handler = get_backend(backend).launch(self.compiled, num_envs, **backend_options)
         self.backend = backend
-        self.controller = ActionController(self.compiled, action_space)
+        self.controller = ActionController(self.compiled, action_space, num_envs)
         self.task = TaskRuntime(self.compiled)
+        self.handler.track_contacts = self.task.needs_contacts
         self.views = tuple(c if isinstance(c, CameraView) else CameraView(c) for c in cameras)
         self.cameras = tuple(v.camera for v in self.views)
         self.max_episode_steps = self.compiled.max_steps
@@ -173,26 +174,35 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Reset all envs, or `options["env_ids"]` with `options["seeds"]` (episode seeds)."""
+        """Reset all envs, or `options["env_ids"]` with `options["seeds"]` (episode seeds)
+        and `options["episodes"]` (episode indices: a task with recorded init states starts
+        episode k from state k mod N; without them, the envs' running count)."""
         options = options or {}
         if seed is not None:
             self._base_seed = seed
             self._episodes_started = 0
         env_ids = np.asarray(options.get("env_ids", np.arange(self.num_envs)), dtype=np.int64)
         seeds = options.get("seeds")
-        self._reset_envs(env_ids, None if seeds is None else list(seeds))
+        episodes = options.get("episodes")
+        self._reset_envs(
+            env_ids,
+            None if seeds is None else list(seeds),
+            None if episodes is None else [int(k) for k in episodes],
+        )
         return self._observe(), {"seeds": self._seeds.copy()}
 
-    def _reset_envs(self, env_ids: np.ndarray, seeds: list[int] | None) -> None:
+    def _reset_envs(
+        self, env_ids: np.ndarray, seeds: list[int] | None, episodes: list[int] | None = None
+    ) -> None:
         if seeds is None:
-            seeds = [
-                episode_seed(self._base_seed, self._episodes_started + k)
-                for k in range(len(env_ids))
-            ]
+            episodes = [self._episodes_started + k for k in range(len(env_ids))]
+            seeds = [episode_seed(self._base_seed, k) for k in episodes]
             self._episodes_started += len(env_ids)
         base = self.handler.default_state(len(env_ids))
-        state = self.task.sample_initial(base, seeds)
+        state = self.task.sample_initial(base, seeds, episodes)
         self.handler.reset(env_ids, state)
+        init = self.task.init_states
+        self.controller.reset(env_ids, state.qpos, stale=init is not None and init.stale_controller)
         self._seeds[env_ids] = seeds
         self._steps[env_ids] = 0
         self._progress[env_ids] = 0.0
@@ -211,11 +221,12 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         kin = self.handler.kinematics()
         jac = self.handler.site_jacobian(self.compiled.index.ee_site)
         self._ctrl = self.controller.to_ctrl(actions, kin, jac, self._ctrl)
-        self.handler.step(self._ctrl)
+        self.handler.step(self._ctrl, self.controller.substep)
         kin = self.handler.kinematics()
         self._steps += 1
         unstable = ~np.isfinite(kin.qpos).all(axis=1)
-        view = TaskView(kin, self._init_body_pos)
+        contacts = self.handler.contacts() if self.task.needs_contacts else None
+        view = TaskView(kin, self._init_body_pos, contacts)
         success = self.task.success(view) & ~unstable
         self._progress = np.maximum(self._progress, self.task.progress(view, success))
         terminated = success

@@ -27,6 +27,8 @@ from pydantic import (
 from metasim.errors import MetasimInputError, validation_problems
 from metasim.evaluate.spec import RolloutSpec
 from metasim.paths import EVAL, POLICIES, SCENES
+from metasim.scene import load_scene
+from metasim.scene.schema import Scene
 from metasim.yamlio import Loc, dotted, line_of, load_yaml, node_at, plain
 
 Locate = Callable[[tuple[int | str, ...]], str]  # a field's location -> 'file line N, '
@@ -130,9 +132,13 @@ class EvalConfig(BaseModel):
         )
 
     def task_files(self) -> list[Path]:
-        """Scene files of the suite's tasks: a scene name in scenes/, or a path."""
+        """Scene sources of the suite's tasks: a scene name in scenes/, a path, or an
+        imported benchmark task (`libero:<suite>/<task>`, kept as is; see `scene_of`)."""
         files = []
         for i, task in enumerate(self.suite.tasks):
+            if task.startswith(LIBERO_PREFIX):
+                files.append(Path(task))
+                continue
             path = Path(task)
             if path.suffix not in (".yaml", ".yml"):
                 path = SCENES / f"{task}.yaml"
@@ -143,6 +149,19 @@ class EvalConfig(BaseModel):
                 )
             files.append(path)
         return files
+
+
+LIBERO_PREFIX = "libero:"
+
+
+def scene_of(source: Path) -> Scene:
+    """The typed scene of a task source from `task_files`: a YAML scene file, or a LIBERO
+    task imported from the installed `libero` extra."""
+    if str(source).startswith(LIBERO_PREFIX):
+        from metasim.libero.scene import load_task
+
+        return load_task(str(source)).scene
+    return load_scene(source)
 
 
 Sources = dict[tuple[str, str], tuple[Path, Any]]  # (group, name) -> (file, YAML data)

@@ -43,7 +43,8 @@ def converter_for(
         conv = ActionConvention.model_validate(options.get("actions") or {})
     base_pos, base_mat = robot_base_pose(compiled)
     n_arm = len(compiled.index.arm_qpos)
-    return ActionConverter(conv, n_arm, compiled.control_dt, base_pos, base_mat)
+    space = conv.env_space_on(compiled.robot.control)  # ValueError when they cannot drive it
+    return ActionConverter(conv, n_arm, compiled.control_dt, base_pos, base_mat, space)
 
 
 def camera_views(
@@ -92,7 +93,7 @@ def run_task(
         compiled,
         num_envs=n,
         backend=spec.backend,
-        action_space=convert.conv.env_space,
+        action_space=convert.env_space,
         cameras=views,
         autoreset=False,
         noise=noise,
@@ -101,7 +102,7 @@ def run_task(
     cell_factors = dict(factors or {})
     policy: Policy | None = None
     try:
-        ctx = policy_context(env, convert.conv.env_space, spec.options)
+        ctx = policy_context(env, convert.env_space, spec.options)
         policy = make_policy(spec.policy, ctx)
         env.add_views(policy.views)  # views a policy derives (LeRobot's)
         if on_env is not None:
@@ -157,6 +158,10 @@ class _Loop:
         self.name = compiled.scene.name
         self.instruction = compiled.scene.task.instruction
         n = env.num_envs
+        # Settle steps (LIBERO's 10): each episode starts with them, the policy unasked.
+        self.settle_steps = compiled.scene.task.settle_steps
+        self.settling = np.zeros(n, dtype=np.int64)
+        self.settle_action = env.controller.settle_action(n) if self.settle_steps else None
         self.queue = list(todo)
         self.episode_of = np.full(n, -1)  # which episode each slot runs; -1 when idle
         self.started = np.zeros(n)
@@ -172,9 +177,8 @@ class _Loop:
         n = self.env.num_envs
         first = [self.queue.pop(0) for _ in range(n)]
         self.episode_of[:] = first
-        self.obs, _ = self.env.reset(
-            options={"env_ids": np.arange(n), "seeds": [episode_seed(self.seed, k) for k in first]}
-        )
+        self.obs, _ = self.env.reset(options=self._reset_options(np.arange(n), first))
+        self.settling[:] = self.settle_steps
         self.started[:] = time.perf_counter()
         self.policy.reset(self.instruction)
         while (self.episode_of >= 0).any():
@@ -187,12 +191,20 @@ class _Loop:
                 yield from self._fail(failed)
                 continue
             self.obs, _, _, _, extras = self.env.step(action)
-            self.pos += 1
+            acting = self.settling == 0
+            self.pos[acting] += 1
+            self.settling[~acting] -= 1
             if self.on_step is not None:
                 self.on_step()
             if "episode" in extras:
                 ep = extras["episode"]
                 yield from self._finish(np.asarray(ep["env_ids"]), ep, None)
+
+    def _reset_options(self, env_ids: np.ndarray, episodes: list[int]) -> dict[str, object]:
+        """Reset options of slots `env_ids` starting `episodes`: each episode's seed, and
+        the episode index itself (recorded init states are picked by it)."""
+        seeds = [episode_seed(self.seed, k) for k in episodes]
+        return {"env_ids": env_ids, "seeds": seeds, "episodes": episodes}
 
     def _fail(self, failed: dict[int, str]) -> Iterator[EpisodeRecord]:
         for reason in sorted(set(failed.values())):
@@ -201,7 +213,7 @@ class _Loop:
 
     def _refill_chunks(self) -> dict[int, str]:
         """Ask the policy for chunks where needed; the slots that got none, with why."""
-        active = self.episode_of >= 0
+        active = (self.episode_of >= 0) & (self.settling == 0)
         need = active if self.ensemble is not None else (self.pos >= self.length) & active
         if not need.any():
             return {}
@@ -272,7 +284,15 @@ class _Loop:
         self.length[ids] = 1
 
     def _actions(self) -> tuple[np.ndarray, dict[int, str]]:
-        """This step's canonical actions of every slot (idle slots hold still)."""
+        """This step's canonical actions of every slot (idle slots hold still, settling
+        slots hold still with the gripper open)."""
+        action, failed = self._policy_actions()
+        if self.settle_action is not None and self.settling.any():
+            settle = self.settling > 0
+            action[settle] = self.settle_action[settle]
+        return action, failed
+
+    def _policy_actions(self) -> tuple[np.ndarray, dict[int, str]]:
         n = self.env.num_envs
         if self.ensemble is not None:
             raw = self.acc[:, 0] / np.maximum(self.wsum[:, :1], 1e-12)
@@ -280,7 +300,7 @@ class _Loop:
             self.wsum = np.concatenate([self.wsum[:, 1:], np.zeros_like(self.wsum[:, :1])], 1)
         else:
             raw = self.chunk[np.arange(n), np.minimum(self.pos, self.chunk.shape[1] - 1)]
-        active = self.episode_of >= 0
+        active = (self.episode_of >= 0) & (self.settling == 0)
         if self.convert.identity and active.all():  # canonical actions, nobody idle
             return raw.copy(), {}
         kin = self.env.handler.kinematics()
@@ -337,8 +357,9 @@ class _Loop:
                 self.episode_of[slot] = -1
         if restart:
             ids = np.asarray(restart)
-            seeds = [episode_seed(self.seed, int(self.episode_of[i])) for i in ids]
-            self.obs, _ = self.env.reset(options={"env_ids": ids, "seeds": seeds})
+            episodes = [int(self.episode_of[i]) for i in ids]
+            self.obs, _ = self.env.reset(options=self._reset_options(ids, episodes))
+            self.settling[ids] = self.settle_steps
             self.policy.reset(self.instruction, ids)
             self.started[ids] = time.perf_counter()
             self.pos[ids] = self.length[ids]  # a fresh episode starts with a fresh chunk

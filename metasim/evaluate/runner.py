@@ -25,13 +25,12 @@ from typing import Any
 import numpy as np
 
 from metasim.errors import MetasimInputError
-from metasim.evaluate.config import EvalConfig
+from metasim.evaluate.config import EvalConfig, scene_of
 from metasim.evaluate.executors import Shard, run_local, run_ray
 from metasim.evaluate.records import CellSummary, EpisodeRecord, RunSummary, TaskSummary
 from metasim.evaluate.store import RunStore
 from metasim.paths import ROOT
 from metasim.perturb import Cell, Grid, apply_cell, check_grid, load_grid
-from metasim.scene import load_scene
 from metasim.scene.schema import Scene
 from metasim.sim import UnsupportedScene
 from metasim.stats import sensitivity_summary, stratified_bootstrap_ci, success_interval
@@ -131,7 +130,7 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
     """
     grid = load_grid(cfg.perturbation)
     files = cfg.task_files()
-    scenes = [(f, load_scene(f)) for f in files]  # every scene is checked before any runs
+    scenes = [(f, scene_of(f)) for f in files]  # every scene is checked before any runs
     names = [s.name for _, s in scenes]
     cells = check_grid(grid, [s for _, s in scenes], f"perturbation {cfg.perturbation!r}")
     cfg.rollout  # noqa: B018 -- a bad policy option is refused before the folder exists

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import mujoco
@@ -26,8 +27,7 @@ from metasim.libero import assets, goals, paths, robot
 from metasim.libero.bddl import BddlProblem, BddlRegion, parse_bddl
 from metasim.scene.compile import ROBOT_PREFIX, CompiledScene
 from metasim.scene.schema import Scene
-from metasim.sim.base import Kinematics
-from metasim.tasks.libero_predicates import geom_contacts
+from metasim.sim.base import Kinematics, geom_contacts
 from metasim.tasks.predicates import TaskView, compile_predicate
 
 Vec3 = tuple[float, float, float]
@@ -140,12 +140,27 @@ def load_task(ref: str) -> LiberoTask:
     name = paths.task_name(suite, task)
     index = paths.suite_tasks(suite).index(name)
     problem = parse_bddl(paths.bddl_file(suite, name))
-    scene = build_scene(problem, f"{suite}_{index}", suite_steps(suite))
+    init_file = paths.init_states_file(suite, name)
+    scene = build_scene(problem, f"{suite}_{index}", suite_steps(suite), init_file)
     return LiberoTask(suite, name, index, problem, scene, paths.load_init_states(suite, name))
 
 
-def build_scene(problem: BddlProblem, name: str, max_steps: int = 400) -> Scene:
-    """The typed scene of a BDDL problem (validated)."""
+def init_states_spec(problem: BddlProblem, init_file: Path) -> dict[str, Any]:
+    """`task.init_states` of a problem: LIBERO's joint layout under metasim's names."""
+    free = {inst for inst, _, is_object in assets.models_of(problem) if is_object}
+    joints = [
+        {"name": metasim_joint(slot.name, free), "nq": slot.nq, "nv": slot.nv}
+        for slot in assets.libero_joint_layout(problem)
+    ]
+    return {"file": str(init_file), "key": "states", "joints": joints, "controller": "stale"}
+
+
+def build_scene(
+    problem: BddlProblem, name: str, max_steps: int = 400, init_file: Path | None = None
+) -> Scene:
+    """The typed scene of a BDDL problem (validated): episodes last `max_steps` policy
+    steps after `SETTLE_STEPS` settle steps; with `init_file`, they start from LIBERO's
+    recorded init states (episode k from state k mod 50)."""
     facts = ARENAS.get(problem.problem_name)
     if facts is None:
         raise MetasimInputError(
@@ -206,8 +221,10 @@ def build_scene(problem: BddlProblem, name: str, max_steps: int = 400) -> Scene:
         "task": {
             "instruction": problem.instruction,
             "success": goals.compile_goal(problem, name),
-            "time_limit": max_steps / CONTROL_HZ,
+            "time_limit": (max_steps + SETTLE_STEPS) / CONTROL_HZ,
             "control_hz": CONTROL_HZ,
+            "settle_steps": SETTLE_STEPS,
+            "init_states": None if init_file is None else init_states_spec(problem, init_file),
         },
     }
     return Scene.model_validate(data)

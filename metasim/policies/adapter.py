@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -32,6 +32,9 @@ class AdapterOptions(PolicyOptions):
     retries: int = Field(default=1, ge=0)  # retries of a failed call (reconnecting first)
     retry_backoff_s: float = Field(default=0.2, ge=0)
     max_workers: int = Field(default=16, ge=1)  # parallel calls when fanning out
+    # Actions wider than the declared convention: refused, or cut to their first D dims
+    # (openpi's LIBERO client keeps actions[:, :7] of a padded output).
+    extra_dims: Literal["refuse", "drop"] = "refuse"
 
 
 class CallError(Exception):
@@ -163,6 +166,8 @@ class AdapterPolicy:
             raise ValueError(f"actions have shape {a.shape}, expected {want} dimensions")
         if batch is not None and a.shape[0] != batch:
             raise ValueError(f"actions for {a.shape[0]} envs, expected {batch}")
+        if self.opts.extra_dims == "drop" and a.shape[-1] > self.dim:
+            a = a[..., : self.dim]
         if a.shape[-1] != self.dim:
             raise ValueError(
                 f"actions are {a.shape[-1]}-D, the declared convention is "

@@ -3,16 +3,21 @@
 A policy config declares its action convention (`actions:` in policies/<name>.yaml):
 
     actions:
-      space: ee_delta      # ee_delta | ee_pose | joint_pos | joint_vel
+      space: ee_delta      # ee_delta | ee_pose | joint_pos | joint_vel | osc_pose
       rotation: axis_angle # axis_angle | euler_xyz | quat_wxyz | quat_xyzw | rot6d
       gripper: open1       # open1 | close1 | pm1_open_neg | pm1_open_pos | relative
       binarize: false      # threshold the (converted) gripper at 0.5
       frame: world         # ee_delta / ee_pose frame: world | base (the robot's base)
 
-The harness converts every executed action into one of the env's two canonical spaces
-(`ee_delta` with a world-frame rotation vector, or `joint_pos`), gripper in [0, 1] with
-1 = open, using the observation at the step the action is executed (absolute poses and
-joint velocities are relative to where the robot is then).
+The harness converts every executed action into the env's canonical space, using the
+observation at the step the action is executed (absolute poses and joint velocities are
+relative to where the robot is then): on robots with position actuators `ee_delta`
+(world-frame rotation vector) or `joint_pos`, gripper in [0, 1] with 1 = open; on
+torque-driven robots (LIBERO's Panda) `osc_pose`, robosuite's OSC_POSE inputs in [-1, 1]
+(±0.05 m, ±0.5 rad), gripper −1 open, +1 close. `space: osc_pose` declares those inputs
+(axis-angle rotation, as LIBERO-finetuned policies output them); on a position-driven
+robot they are scaled into an `ee_delta`, and a delta convention on a torque-driven robot
+is scaled into OSC inputs, so delta policies run on either.
 """
 
 from __future__ import annotations
@@ -22,11 +27,13 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from metasim.rotations import axis_angle_to_mat, mat_to_axis_angle, mat_to_quat, quat_to_mat
 
-Space = Literal["ee_delta", "ee_pose", "joint_pos", "joint_vel"]
+Space = Literal["ee_delta", "ee_pose", "joint_pos", "joint_vel", "osc_pose"]
+EnvSpace = Literal["ee_delta", "joint_pos", "osc_pose"]
+OSC_SCALE = (0.05, 0.5)  # OSC_POSE input 1 = 0.05 m, 0.5 rad (robosuite osc_pose.json)
 Rotation = Literal["axis_angle", "euler_xyz", "quat_wxyz", "quat_xyzw", "rot6d"]
 Gripper = Literal["open1", "close1", "pm1_open_neg", "pm1_open_pos", "relative"]
 
@@ -103,10 +110,28 @@ class ActionConvention(BaseModel):
     binarize: bool = False
     frame: Literal["world", "base"] = "world"
 
+    @model_validator(mode="after")
+    def _osc_axis_angle(self) -> ActionConvention:
+        if self.space == "osc_pose" and (self.rotation != "axis_angle" or self.frame != "world"):
+            raise ValueError("space osc_pose takes rotation axis_angle in the world frame")
+        return self
+
     @property
     def env_space(self) -> Literal["ee_delta", "joint_pos"]:
-        """The env's canonical action space these actions are converted into."""
+        """The canonical space these actions become on a robot with position actuators."""
         return "joint_pos" if self.space in ("joint_pos", "joint_vel") else "ee_delta"
+
+    def env_space_on(self, control: str) -> EnvSpace:
+        """The env's action space on a robot driven by `control` actuators (`position` or
+        `osc_pose`); a ValueError when these actions cannot drive it."""
+        if control != "osc_pose":
+            return self.env_space
+        if self.space in ("joint_pos", "joint_vel"):
+            raise ValueError(
+                f"actions.space {self.space!r} cannot drive a torque-controlled robot "
+                "(osc_pose): declare osc_pose, ee_delta or ee_pose actions"
+            )
+        return "osc_pose"
 
     def dim(self, n_arm: int) -> int:
         """Width of one action vector in this convention (gripper last)."""
@@ -115,7 +140,9 @@ class ActionConvention(BaseModel):
         return 3 + ROT_DIM[self.rotation] + 1
 
     def describe(self, n_arm: int) -> str:
-        if self.space in ("joint_pos", "joint_vel"):
+        if self.space == "osc_pose":
+            arm = "OSC_POSE inputs in [-1, 1]: xyz (x 0.05 m) + axis_angle (x 0.5 rad)"
+        elif self.space in ("joint_pos", "joint_vel"):
             unit = "rad" if self.space == "joint_pos" else "rad/s"
             arm = f"{n_arm} arm joint {'positions' if self.space == 'joint_pos' else 'velocities'}"
             arm += f" ({unit})"
@@ -212,14 +239,20 @@ class ActionConverter:
         control_dt: float,
         base_pos: np.ndarray | None = None,
         base_mat: np.ndarray | None = None,
+        env_space: EnvSpace | None = None,
     ) -> None:
         self.conv, self.n_arm, self.dt = conv, n_arm, control_dt
         self.base = np.eye(3) if base_mat is None else np.asarray(base_mat, dtype=np.float64)
         self.base_pos = np.zeros(3) if base_pos is None else np.asarray(base_pos, dtype=float)
         self.dim = conv.dim(n_arm)
-        self.identity = conv == ActionConvention() or (
-            conv.space == "joint_pos" and conv.gripper == "open1" and not conv.binarize
-        )
+        self.env_space: EnvSpace = env_space or conv.env_space
+        if self.env_space == "osc_pose":
+            conv.env_space_on("osc_pose")  # refuses joint conventions
+            self.identity = conv == ActionConvention(space="osc_pose", gripper="pm1_open_neg")
+        else:
+            self.identity = conv == ActionConvention() or (
+                conv.space == "joint_pos" and conv.gripper == "open1" and not conv.binarize
+            )
 
     def __call__(self, actions: np.ndarray, obs: dict[str, Any]) -> np.ndarray:
         a = np.asarray(actions, dtype=np.float64)
@@ -240,6 +273,9 @@ class ActionConverter:
             arm = np.asarray(obs["joint_pos"], dtype=np.float64) + a[:, : self.n_arm] * self.dt
         else:
             pos, rot = a[:, :3], to_mat(a[:, 3:-1], c.rotation)
+            if c.space == "osc_pose":  # inputs -> metres and radians
+                pos = pos * OSC_SCALE[0]
+                rot = axis_angle_to_mat(a[:, 3:6] * OSC_SCALE[1])
             if c.frame == "base":  # into the world frame
                 pos = pos @ self.base.T
                 if c.space == "ee_pose":
@@ -247,7 +283,7 @@ class ActionConverter:
                     rot = self.base @ rot
                 else:
                     rot = self.base @ rot @ self.base.T
-            if c.space == "ee_delta":
+            if c.space in ("ee_delta", "osc_pose"):
                 arm = np.concatenate([pos, mat_to_axis_angle(rot)], axis=1)
             else:  # absolute pose -> the delta from where the end effector is now
                 cur_pos = np.asarray(obs["ee_pos"], dtype=np.float64)
@@ -255,6 +291,9 @@ class ActionConverter:
                 dpos = pos - cur_pos
                 drot = mat_to_axis_angle(rot @ np.swapaxes(cur, 1, 2))
                 arm = np.concatenate([dpos, drot], axis=1)
+        if self.env_space == "osc_pose":  # metres and radians -> OSC inputs, gripper -1 open
+            arm = np.clip(arm / np.repeat(OSC_SCALE, 3), -1.0, 1.0)
+            grip = 1.0 - 2.0 * grip
         return np.concatenate([arm, grip[:, None]], axis=1)
 
     def _gripper(self, g: np.ndarray, current: np.ndarray) -> np.ndarray:

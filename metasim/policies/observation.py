@@ -13,7 +13,11 @@ Declared per policy config (`observation:` in policies/<name>.yaml), e.g. openpi
 State parts, concatenated in the order given:
   joint_pos (n_arm), joint_vel (n_arm), ee_pos (3), ee_quat (4, w x y z),
   ee_rot:<format> (axis_angle | euler_xyz | quat_wxyz | quat_xyzw | rot6d),
-  gripper (1, [0, 1] with 1 = open), gripper:<convention> (as in conventions.py).
+  gripper (1, [0, 1] with 1 = open), gripper:<convention> (as in conventions.py),
+  hand_quat (4, w x y z of the hand body), gripper_qpos (the finger joints' positions),
+  hand_axis_angle (3): the hand body's quaternion as axis * angle computed the way
+  robosuite/openpi's LIBERO clients do (`2 acos(w)`, no sign canonicalization, so the
+  angle may exceed π): LIBERO's 8-D state is [ee_pos, hand_axis_angle, gripper_qpos].
 `raw: true` sends every env observation under `metasim/policy/<k>` and
 `metasim/privileged/<k>` plus the scene: for metasim's own policies served remotely.
 """
@@ -39,14 +43,14 @@ GRIPPER_FORMS = tuple(k for k, v in GRIPPERS.items() if v.absolute)  # as a stat
 
 def _check_part(part: str) -> str:
     head, _, arg = part.partition(":")
-    if not arg and head in STATE_PARTS:
+    if not arg and (head in STATE_PARTS or head == "hand_axis_angle"):
         return part
     if head == "ee_rot" and arg in ROT_DIM:
         return part
     if head == "gripper" and arg in GRIPPER_FORMS:
         return part
     raise ValueError(
-        f"unknown state part {part!r}; expected one of {', '.join(STATE_PARTS)}, "
+        f"unknown state part {part!r}; expected one of {', '.join(STATE_PARTS)}, hand_axis_angle, "
         f"ee_rot:<{'|'.join(ROT_DIM)}>, gripper:<{'|'.join(GRIPPER_FORMS)}>"
     )
 
@@ -92,7 +96,12 @@ class ObservationSpec(BaseModel):
         total = 0
         for part in self.state[key]:
             head, _, arg = part.partition(":")
-            total += ROT_DIM[arg] if head == "ee_rot" else OBS_TERMS[head].shape(layout)[-1]
+            if head == "ee_rot":
+                total += ROT_DIM[arg]
+            elif head == "hand_axis_angle":
+                total += 3
+            else:
+                total += OBS_TERMS[head].shape(layout)[-1]
         return total
 
     # ------------------------------------------------------------ requests
@@ -147,10 +156,23 @@ def scene_payload(compiled: CompiledScene) -> str:
     return json.dumps(compiled.scene.model_dump(mode="json"), sort_keys=True)
 
 
+def quat_axis_angle_libero(quat: np.ndarray) -> np.ndarray:
+    """(B, 4) w-x-y-z quaternions -> (B, 3) axis * angle as robosuite's `quat2axisangle`
+    (which openpi's and LeRobot's LIBERO clients use): angle = 2 acos(w) in [0, 2π], axis
+    = xyz / sqrt(1 - w²), zeros when that is 0. No canonical sign, so it matches what
+    the policy saw in training bit for bit."""
+    w = np.clip(quat[:, 0], -1.0, 1.0)
+    den = np.sqrt(1.0 - w * w)
+    scale = np.divide(2.0 * np.arccos(w), den, out=np.zeros_like(den), where=den != 0.0)
+    return quat[:, 1:4] * scale[:, None]
+
+
 def _state_part(part: str, pol: dict[str, np.ndarray]) -> np.ndarray:
     head, _, arg = part.partition(":")
     if head == "ee_rot":
         return np.asarray(from_mat(quat_to_mat(pol["ee_quat"]), arg))
+    if head == "hand_axis_angle":
+        return quat_axis_angle_libero(np.asarray(pol["hand_quat"], dtype=np.float64))
     if head == "gripper" and arg:
         g = np.asarray(pol["gripper"], dtype=np.float64)
         return GRIPPERS[arg].from_open1(g, g)

@@ -71,18 +71,17 @@ def replay(run: Run, ep: Episode) -> tuple[list[np.ndarray], bool, float]:
     The episode runs again through the evaluation loop itself (same seed, cell, policy
     config, chunking and action conventions), filmed from the scene's world camera.
     """
-    from metasim.evaluate.config import EvalConfig
+    from metasim.evaluate.config import EvalConfig, scene_of
     from metasim.evaluate.executors import Shard, run_shard
     from metasim.perturb import Cell, apply_cell, expand, load_grid
-    from metasim.scene import load_scene
 
     cfg = EvalConfig.model_validate({**run.config, "out": None})
-    scenes = {load_scene(p).name: p for p in cfg.task_files()}
+    scenes = {scene_of(p).name: p for p in cfg.task_files()}
     path = scenes[ep.task]
     grid = load_grid(cfg.perturbation)
     cells = {c.id: c for c in expand(grid)}
     cell = cells.get(ep.cell) or Cell(id=ep.cell, index=0, values=ep.factors, seed=0)
-    scene, noise = apply_cell(load_scene(path), grid, cell)
+    scene, noise = apply_cell(scene_of(path), grid, cell)
     shard = Shard(
         scene=scene.model_dump(by_alias=True),
         source=str(path),

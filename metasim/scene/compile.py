@@ -56,6 +56,7 @@ class SceneIndex:
     gripper_act: int  # -1 without a gripper
     gripper_qpos: np.ndarray  # (k,) finger joint qpos addresses
     ee_site: int
+    hand_body: int  # the body whose orientation is the hand's (descriptor hand_body)
     object_names: tuple[str, ...]
     object_body: np.ndarray
     object_qpos: np.ndarray
@@ -347,6 +348,11 @@ def _index(model: mujoco.MjModel, scene: Scene, robot: RobotDescriptor) -> Scene
         gripper_act=grip_act,
         gripper_qpos=grip_q,
         ee_site=int(model.site(ROBOT_PREFIX + robot.ee_site).id),
+        hand_body=int(
+            model.body(ROBOT_PREFIX + robot.hand_body).id
+            if robot.hand_body
+            else model.site_bodyid[model.site(ROBOT_PREFIX + robot.ee_site).id]
+        ),
         object_names=names,
         object_body=obj_body,
         object_qpos=obj_q,

@@ -30,3 +30,7 @@ class PredicateBase(Strict):
 
     def references(self) -> list[Ref]:
         return []
+
+    def uses_contacts(self) -> bool:
+        """Whether this kind itself tests touching (reads `TaskView.contacts`)."""
+        return False

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from metasim.paths import ASSETS
 from metasim.yamlio import load_yaml, plain
@@ -33,6 +33,7 @@ class GripperInfo:
     open_ctrl: float
     closed_ctrl: float
     max_width: float
+    init_qpos: tuple[float, ...] | None = None  # finger joints where the robot's reset puts them
 
 
 @dataclass(frozen=True)
@@ -55,10 +56,20 @@ class RobotDescriptor:
     gripper: GripperInfo | None = None
     wrist_camera: WristMount | None = None
     extra_sites: dict[str, tuple[str, tuple[float, float, float]]] = field(default_factory=dict)
+    # `position`: the arm's actuators track joint targets (ee_delta / joint_pos through IK);
+    # `osc_pose`: they are torque motors driven by operational-space control (LIBERO).
+    control: Literal["position", "osc_pose"] = "position"
+    hand_body: str | None = None  # the body whose orientation is reported as the hand's
+
+
+CONTROLS = ("position", "osc_pose")
 
 
 def _descriptor_from_yaml(name: str, path: Path) -> RobotDescriptor:
     raw = plain(load_yaml(path, "robot descriptor"))
+    control = raw.get("control", "position")
+    if control not in CONTROLS:
+        raise RobotError(f"{path}: control: expected one of {CONTROLS}, got {control!r}")
     grip = raw.get("gripper")
     wrist = raw.get("wrist_camera")
     return RobotDescriptor(
@@ -75,6 +86,7 @@ def _descriptor_from_yaml(name: str, path: Path) -> RobotDescriptor:
             open_ctrl=float(grip["open_ctrl"]),
             closed_ctrl=float(grip["closed_ctrl"]),
             max_width=float(grip["max_width"]),
+            init_qpos=tuple(float(x) for x in grip["init_qpos"]) if "init_qpos" in grip else None,
         )
         if grip
         else None,
@@ -86,6 +98,8 @@ def _descriptor_from_yaml(name: str, path: Path) -> RobotDescriptor:
         )
         if wrist
         else None,
+        control=cast(Literal["position", "osc_pose"], control),
+        hand_body=raw.get("hand_body"),
     )
 
 

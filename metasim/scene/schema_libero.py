@@ -63,12 +63,18 @@ class RestingOn(PredicateBase):
     def references(self) -> list[Ref]:
         return [Ref(("resting_on", "object"), "object", "object ", self.resting_on.object)]
 
+    def uses_contacts(self) -> bool:
+        return True
+
 
 class SiteOn(PredicateBase):
     site_on: SiteOnArgs
 
     def references(self) -> list[Ref]:
         return [Ref(("site_on", "object"), "object", "object ", self.site_on.object)]
+
+    def uses_contacts(self) -> bool:
+        return self.site_on.contact is not None
 
 
 class SiteIn(PredicateBase):

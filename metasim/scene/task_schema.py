@@ -191,10 +191,35 @@ class ExpertSpec(Strict):
     lift: PositiveFloat = 0.15
 
 
+class StateJoint(Strict):
+    """One joint of a recorded state row: its name in the compiled model and its widths."""
+
+    name: Annotated[str, Field(min_length=1)]
+    nq: Annotated[int, Field(ge=1, le=7)]
+    nv: Annotated[int, Field(ge=1, le=6)]
+
+
+class InitStatesSpec(Strict):
+    """Recorded initial states: episode k starts from row k mod N of array `key` in the
+    `.npz` file `file`, whatever env slot runs it. Each row is [time, qpos, qvel] over
+    `joints` in order (LIBERO's layout); joints not listed keep the model's qpos0 and rest.
+    `controller: stale` makes an `osc_pose` controller start as LIBERO's does (built at
+    the robot's home pose, not refreshed after the state is written)."""
+
+    file: Annotated[str, Field(min_length=1)]
+    key: str = "states"
+    joints: Annotated[list[StateJoint], Field(min_length=1)]
+    controller: Literal["stale", "fresh"] = "stale"
+
+
 class TaskSpec(Strict):
     instruction: Annotated[str, Field(min_length=1)]
     success: Predicate
     subgoals: list[Predicate] = []
-    time_limit: PositiveFloat = 10.0
+    time_limit: PositiveFloat = 10.0  # includes the settle steps
     control_hz: Annotated[float, Field(gt=0, le=1000)] = 20.0
     expert: ExpertSpec | None = None
+    init_states: InitStatesSpec | None = None
+    # Control steps after every reset in which the robot holds still with the gripper open
+    # before the policy is asked (LIBERO's clients wait 10 for objects to settle).
+    settle_steps: Annotated[int, Field(ge=0, le=1000)] = 0

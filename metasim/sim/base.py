@@ -8,7 +8,7 @@ State is a batch of arrays with the env axis first. One `step` is one control st
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 
 import mujoco
@@ -80,8 +80,25 @@ class ModelEdit:
     values: np.ndarray
 
 
+# A host controller run inside the control step: (env, substep k, model, data after
+# mj_step1) -> writes data.ctrl for that physics substep (osc_pose does this).
+Substep = Callable[[int, int, mujoco.MjModel, mujoco.MjData], None]
+
+
+def geom_contacts(data: mujoco.MjData) -> np.ndarray:
+    """(n, 2) geom ids of the active contacts of one env (after mj_forward/mj_step)."""
+    n = int(data.ncon)
+    return np.array(data.contact.geom[:n], dtype=np.int64).reshape(n, 2)
+
+
 class Handler(ABC):
-    """Base of every backend. Public methods check arguments, then call `_private` ones."""
+    """Base of every backend. Public methods check arguments, then call `_private` ones.
+
+    `supports_substep`: whether `step` can run a host controller every physics substep
+    (torque control such as `osc_pose`); `track_contacts`: set it to have `contacts()`
+    report each env's active contacts after every step and reset."""
+
+    supports_substep = False
 
     def __init__(self, compiled: CompiledScene, num_envs: int) -> None:
         if num_envs < 1:
@@ -90,6 +107,7 @@ class Handler(ABC):
         self.model = compiled.model
         self.num_envs = num_envs
         self.substeps = compiled.substeps
+        self.track_contacts = False
         self._renderers: dict[tuple[int, int, bool], mujoco.Renderer] = {}
 
     @classmethod
@@ -103,12 +121,28 @@ class Handler(ABC):
             raise ValueError(f"{len(ids)} env ids but a state batch of {state.qpos.shape[0]}")
         self._reset(ids, state)
 
-    def step(self, ctrl: np.ndarray) -> None:
-        """Advance every env by one control step (`substeps` physics steps). ctrl: (B, nu)."""
+    def step(self, ctrl: np.ndarray, substep: Substep | None = None) -> None:
+        """Advance every env by one control step (`substeps` physics steps). ctrl: (B, nu).
+        With `substep`, that host controller writes the ctrl of every physics substep."""
         ctrl = np.asarray(ctrl, dtype=np.float64)
         if ctrl.shape != (self.num_envs, self.model.nu):
             raise ValueError(f"ctrl must be {(self.num_envs, self.model.nu)}, got {ctrl.shape}")
-        self._step(ctrl)
+        if substep is None:
+            self._step(ctrl)
+        elif self.supports_substep:
+            self._step_with(ctrl, substep)
+        else:
+            raise UnsupportedScene(
+                f"the {type(self).__module__.split('.')[-2]} backend cannot run a controller "
+                "every physics substep (torque control such as osc_pose); use backend=mujoco"
+            )
+
+    def contacts(self) -> list[np.ndarray]:
+        """Per env, the (n, 2) geom ids of the active contacts (with `track_contacts`)."""
+        raise UnsupportedScene(
+            f"the {type(self).__module__.split('.')[-2]} backend does not report contacts "
+            "(predicates that test touching, e.g. LIBERO's On); use backend=mujoco"
+        )
 
     def get_state(self) -> SimState:
         return self._get_state()
@@ -184,6 +218,9 @@ class Handler(ABC):
 
     @abstractmethod
     def _step(self, ctrl: np.ndarray) -> None: ...
+
+    def _step_with(self, ctrl: np.ndarray, substep: Substep) -> None:
+        raise NotImplementedError  # only backends with supports_substep
 
     @abstractmethod
     def _get_state(self) -> SimState: ...

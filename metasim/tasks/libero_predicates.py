@@ -23,12 +23,6 @@ from metasim.scene.schema_libero import JointValue, RestingOn, SiteIn, SiteOn
 from metasim.tasks.predicates import PredFn, TaskView, predicate
 
 
-def geom_contacts(data: mujoco.MjData) -> np.ndarray:
-    """(n, 2) geom ids of the active contacts of one env (after mj_forward/mj_step)."""
-    n = int(data.ncon)
-    return np.array(data.contact.geom[:n], dtype=np.int64).reshape(n, 2)
-
-
 def subtree_geoms(model: mujoco.MjModel, body: int) -> np.ndarray:
     """(ngeom,) bool: geoms on `body` or on any body below it."""
     inside = np.zeros(model.nbody, dtype=bool)

@@ -168,7 +168,7 @@ def _grasped(node: Grasped, c: CompiledScene) -> PredFn:
     def fn(v: TaskView) -> np.ndarray:
         rel = v.kin.body_pos[:, b] - v.kin.site_pos[:, site]
         local = (rel[:, :, None] * v.kin.site_mat[:, site]).sum(axis=1)  # site frame (B, 3)
-        opening = v.kin.qpos[:, fingers].sum(axis=1)
+        opening = np.abs(v.kin.qpos[:, fingers]).sum(axis=1)
         between = (
             (np.abs(local[:, 1]) < 0.02)
             & (np.abs(local[:, 0]) < reach)

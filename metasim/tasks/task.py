@@ -6,8 +6,10 @@ import numpy as np
 
 from metasim.rotations import quat_mul, yaw_quat
 from metasim.scene.compile import CompiledScene
+from metasim.scene.predicate_base import PredicateBase
 from metasim.scene.schema import DrawerSpec
 from metasim.sim.base import SimState
+from metasim.tasks.init_states import InitStates
 from metasim.tasks.predicates import TaskView, compile_predicate
 
 
@@ -21,6 +23,11 @@ class TaskRuntime:
         self._success = compile_predicate(task.success, compiled)
         self._subgoals = [compile_predicate(p, compiled) for p in task.subgoals]
         self._obj = {ob.name: i for i, ob in enumerate(compiled.scene.objects)}
+        spec = task.init_states
+        self.init_states = None if spec is None else InitStates.of(spec, compiled)
+        self.needs_contacts = any(
+            _uses_contacts(p) for p in (task.success, *task.subgoals)
+        )  # the predicates that test touching read TaskView.contacts
 
     def success(self, view: TaskView) -> np.ndarray:
         """(B,) bool."""
@@ -36,10 +43,19 @@ class TaskRuntime:
         held /= len(self._subgoals)
         return np.where(success, 1.0, held)
 
-    def sample_initial(self, base: SimState, seeds: list[int]) -> SimState:
+    def sample_initial(
+        self, base: SimState, seeds: list[int], episodes: list[int] | None = None
+    ) -> SimState:
         """Initial states for one env per seed: `base` (B = len(seeds)) with robot joint
         noise, object pose ranges and fixture openings drawn from each seed's generator.
-        The draw depends only on the seed, never on the env slot it lands in."""
+        The draw depends only on the seed, never on the env slot it lands in. A task with
+        recorded init states starts episode k from row k mod N instead (`episodes` gives
+        each env's k; without it, k is taken from the seed)."""
+        if self.init_states is not None:
+            state = base.copy()
+            ks = list(episodes) if episodes is not None else [int(s) for s in seeds]
+            self.init_states.write(state, self.compiled.model.qpos0, ks)
+            return state
         c = self.compiled
         idx = c.index
         scene = c.scene
@@ -80,3 +96,8 @@ class TaskRuntime:
         state.qacc_warmstart[:] = 0.0
         state.time[:] = 0.0
         return state
+
+
+def _uses_contacts(node: PredicateBase) -> bool:
+    """Whether a predicate tree holds a kind that tests touching (reads contacts)."""
+    return node.uses_contacts() or any(_uses_contacts(c) for _, c in node.children())

@@ -70,7 +70,12 @@ def _lerobot(stack: ExitStack, tmp: Path) -> dict[str, Any]:
     }
 
 
+def _noop(stack: ExitStack, tmp: Path) -> dict[str, Any]:
+    return {}
+
+
 CASES: dict[str, Case] = {
+    "noop": _noop,
     "scripted": _scripted,
     "python": _python,
     "openpi": _openpi,
@@ -108,3 +113,6 @@ def test_policy_kind_contract(kind: str, lift_scene: Any, tmp_path: Path) -> Non
         assert 0 < r.steps <= lift_scene.max_steps and 0.0 <= r.progress <= 1.0
     if kind in SUCCEEDS:
         assert all(r.success for r in records)
+    if kind == "noop":  # holding still never lifts the cube: every episode runs out of time
+        assert not any(r.success for r in records)
+        assert all(r.steps == lift_scene.max_steps for r in records)

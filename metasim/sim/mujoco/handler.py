@@ -21,7 +21,7 @@ import mujoco
 import numpy as np
 
 from metasim.scene.compile import CompiledScene
-from metasim.sim.base import Handler, Kinematics, SimState
+from metasim.sim.base import Handler, Kinematics, SimState, Substep, geom_contacts
 
 SPEC = mujoco.mjtState.mjSTATE_INTEGRATION
 # SimState field -> mjtState component it is stored in (in the flat state's order).
@@ -58,6 +58,8 @@ def state_layout(model: mujoco.MjModel) -> dict[str, slice]:
 class BackendHandler(Handler):
     """`num_envs` flat states over one MjModel (or one model copy per env once perturbed)."""
 
+    supports_substep = True
+
     def __init__(self, compiled: CompiledScene, num_envs: int, nthread: int | None = None) -> None:
         super().__init__(compiled, num_envs)
         m = self.model
@@ -81,6 +83,8 @@ class BackendHandler(Handler):
         self._site_mat = np.zeros((b, m.nsite, 9))
         self._jac = {s: np.zeros((b, 6, m.nv)) for s in self.jacobian_sites}
         self._ctrl = np.zeros((b, m.nu))
+        self._contacts = [np.zeros((0, 2), dtype=np.int64)] * b
+        self._substep: Substep | None = None
         self._batch_buffers = (
             self._qpos,
             self._qvel,
@@ -118,14 +122,26 @@ class BackendHandler(Handler):
             row = self._state[i]
             row[ctrl] = self._ctrl[i]
             mujoco.mj_setState(m, d, row, SPEC)
-            mujoco.mj_step(m, d, nstep=self.substeps)
+            substep = self._substep
+            if substep is None:
+                mujoco.mj_step(m, d, nstep=self.substeps)
+            else:  # a host controller writes each substep's ctrl (osc_pose)
+                for k in range(self.substeps):
+                    mujoco.mj_step1(m, d)
+                    substep(i, k, m, d)
+                    mujoco.mj_step2(m, d)
             mujoco.mj_getState(m, d, row, SPEC)
+            if self.track_contacts:  # those of the last substep's collision pass
+                self._contacts[i] = geom_contacts(d)
             self._refresh(i, tid)
 
     def _load(self, envs: Iterator[int], tid: int) -> None:
         d = self._scratch[tid]
         for i in envs:
             mujoco.mj_setState(self._models[i], d, self._state[i], SPEC)
+            if self.track_contacts:
+                mujoco.mj_forward(self._models[i], d)
+                self._contacts[i] = geom_contacts(d)
             self._refresh(i, tid)
 
     def _run(self, fn: Callable[[Iterator[int], int], None], env_ids: Sequence[int]) -> None:
@@ -140,6 +156,18 @@ class BackendHandler(Handler):
     def _step(self, ctrl: np.ndarray) -> None:
         self._ctrl[:] = ctrl
         self._run(self._work, range(self.num_envs))
+
+    def _step_with(self, ctrl: np.ndarray, substep: Substep) -> None:
+        self._substep = substep
+        try:
+            self._step(ctrl)
+        finally:
+            self._substep = None
+
+    def contacts(self) -> list[np.ndarray]:
+        if not self.track_contacts:
+            raise ValueError("contacts are reported only with track_contacts set")
+        return list(self._contacts)
 
     # ------------------------------------------------------------ state
 
