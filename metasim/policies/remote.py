@@ -68,7 +68,8 @@ class OpenpiPolicy(AdapterPolicy):
         client, new = self._client(env)
         if new and self.opts.observation.raw:  # a new session learns the scene first
             request = {**request, "metasim/scene": self.scene_text, "metasim/reset": True}
-        return check_actions(client.infer(request), self.dim)
+        drop = self.opts.extra_dims == "drop"
+        return check_actions(client.infer(request), self.dim, drop_extra=drop)
 
     def _drop(self, env: int) -> None:
         client = self.clients.pop(env, None)

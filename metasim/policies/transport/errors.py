@@ -65,8 +65,9 @@ class PolicyBadResponse(PolicyTransportError):
 _NUMERIC_KINDS = "iuf"
 
 
-def check_actions(resp: Any, dim: int | None = None) -> np.ndarray:
-    """Validate ``resp["actions"]`` and return it as a float64 ``(H, D)`` array.
+def check_actions(resp: Any, dim: int | None = None, drop_extra: bool = False) -> np.ndarray:
+    """Validate ``resp["actions"]`` and return it as a float64 ``(H, D)`` array; with
+    ``drop_extra``, wider actions are cut to their first ``dim`` columns first.
 
     Raises :class:`PolicyBadResponse` naming what is wrong: not a dict, missing key,
     non-numeric dtype, wrong ndim, empty chunk, wrong width (when ``dim`` is given), NaN/inf.
@@ -96,6 +97,8 @@ def check_actions(resp: Any, dim: int | None = None) -> np.ndarray:
         )
     if arr.shape[0] == 0:
         raise PolicyBadResponse(f"'actions' is an empty chunk (shape {arr.shape})")
+    if dim is not None and drop_extra and arr.shape[1] > dim:
+        arr = arr[:, :dim]
     if dim is not None and arr.shape[1] != dim:
         raise PolicyBadResponse(
             f"'actions' has width {arr.shape[1]} (shape {arr.shape}), expected {dim}"
