@@ -49,6 +49,7 @@ def test_lerobot_loads_the_dataset_as_declared(demos: Path) -> None:
     assert spec["action_convention"]["gripper"] == "open1" and spec["fps"] == 20
 
 
+@pytest.mark.slow  # a second collect (~30 s on the shared CPU)
 def test_same_seeds_same_dataset_whatever_num_envs(demos: Path, five: Path) -> None:
     a, b = columns(demos), columns(five)  # 2 envs for 4 episodes, 3 envs for 5
     first4 = b["episode_index"] < 4
@@ -57,10 +58,10 @@ def test_same_seeds_same_dataset_whatever_num_envs(demos: Path, five: Path) -> N
         np.testing.assert_array_equal(a[key], b[key][first4], err_msg=key)
 
 
-def test_resume_adds_only_what_is_missing_and_undoes_a_killed_batch(
-    demos: Path, five: Path, tmp_path: Path
-) -> None:
-    root = tmp_path / "demos"
+@pytest.fixture(scope="module")
+def resumed(demos: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of `demos`, resumed after a killed batch and asked for 5 episodes."""
+    root = tmp_path_factory.mktemp("resume") / "demos"
     shutil.copytree(demos, root)
     before = sorted(p.stat().st_mtime_ns for p in (root / "data").rglob("*.parquet"))
     assert collect(root) == 0  # everything there: nothing runs, nothing changes
@@ -81,14 +82,29 @@ def test_resume_adds_only_what_is_missing_and_undoes_a_killed_batch(
     writer.close()
     assert (root / PENDING).is_dir() and len(list((root / "data").rglob("*.parquet"))) == 2
     assert collect(root, episodes=5) == 0  # restores, then runs episode 4 only
-    assert not (root / PENDING).exists()
-    rows = lines(root)
+    return root
+
+
+def test_resume_adds_only_what_is_missing_and_undoes_a_killed_batch(
+    demos: Path, resumed: Path
+) -> None:
+    assert not (resumed / PENDING).exists()
+    rows = lines(resumed)
     assert [r["episode"] for r in rows] == [0, 1, 2, 3, 4]
-    ds = load(root)
+    assert lines(demos) == rows[:4]  # the committed lines untouched
+    ds = load(resumed)
     assert ds.num_episodes == 5 and len(ds) == sum(r["steps"] for r in rows)
-    resumed, fresh = columns(root), columns(five)
-    for key in resumed:
-        np.testing.assert_array_equal(resumed[key], fresh[key], err_msg=key)
+    old, new = columns(demos), columns(resumed)
+    first4 = new["episode_index"] < 4
+    for key in old:  # the committed episodes untouched, the killed one's frames gone
+        np.testing.assert_array_equal(old[key], new[key][first4], err_msg=key)
+
+
+@pytest.mark.slow  # needs the 5-episode collect of `five`
+def test_a_resumed_dataset_equals_a_fresh_one(resumed: Path, five: Path) -> None:
+    new, fresh = columns(resumed), columns(five)
+    for key in fresh:
+        np.testing.assert_array_equal(new[key], fresh[key], err_msg=key)
 
 
 def test_failed_episodes_are_left_out_unless_keep_all(tmp_path: Path) -> None:
