@@ -37,6 +37,7 @@ DEPS=(
   "pyserial==3.5"            # imported by lerobot.motors (robots -> envs -> train config)
   "deepdiff==8.6.2"          # imported by lerobot.robots
   "imageio==2.38.1"          # imported by lerobot.utils.io_utils
+  "termcolor==3.3.0"         # imported by lerobot.scripts.lerobot_train (scripts/train_lerobot.py)
 )
 
 "$PIP" install -q "${DEPS[@]}"

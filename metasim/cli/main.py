@@ -10,6 +10,7 @@ from typing import Any
 
 from metasim.cli import (
     bench_cmd,
+    collect_cmd,
     correlate_cmd,
     eval_cmd,
     recon_cmd,
@@ -39,6 +40,7 @@ class Verb:
 
 VERBS: dict[str, Verb] = {
     "eval": Verb(eval_cmd.add_parser, eval_cmd.run),
+    "collect": Verb(collect_cmd.add_parser, collect_cmd.run),
     "scene": Verb(scene_cmds.add_parser, scene_cmds.run),
     "bench": Verb(bench_cmd.add_parser, bench_cmd.run),
     "serve": Verb(serve_cmd.add_parser, serve_cmd.run_serve_cli),

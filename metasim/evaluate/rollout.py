@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from pydantic import ValidationError
@@ -22,6 +23,9 @@ from metasim.policies.base import Policy, PolicyContext, PolicyFailure, PolicyOp
 from metasim.policies.conventions import ActionConvention, ActionConverter
 from metasim.policies.observation import ObservationSpec
 from metasim.scene.compile import CompiledScene
+
+# observe(episode of each slot (B,) with -1 for idle, obs, actions (B, D)) before a step
+Observer = Callable[[np.ndarray, dict[str, Any], np.ndarray], None]
 
 
 def policy_context(
@@ -69,12 +73,15 @@ def run_task(
     factors: Mapping[str, object] | None = None,
     on_step: Callable[[], None] | None = None,
     on_env: Callable[[MetasimVectorEnv], None] | None = None,
+    observe: Observer | None = None,
 ) -> Iterator[EpisodeRecord]:
     """Yield one record per episode of `spec`'s policy on `compiled`, as each finishes
     (not in episode order).
 
     `on_step()` is called after every env step, `on_env(env)` once the env exists
-    (what `metasim report` uses to film a replay).
+    (what `metasim report` uses to film a replay), `observe(episodes, obs, actions)` before
+    every env step with each slot's episode (-1: idle), the observation and the policy's
+    actions in its declared convention (B, D) (what `metasim collect` records).
 
     `episodes` is a count (episodes 0..n-1) or the list of episode indices to run (what
     a resumed run still misses). A policy that raises or returns unusable actions fails
@@ -110,6 +117,7 @@ def run_task(
         loop = _Loop(
             env, policy, compiled, todo, spec.seed, spec.execute, on_step, convert, spec.ensemble
         )
+        loop.observe = observe
         for rec in loop.run():
             yield replace(rec, cell=cell, factors=cell_factors)
     finally:
@@ -172,6 +180,8 @@ class _Loop:
         # ensembling: weighted sums of the predictions for steps t, t+1, ...
         self.acc: np.ndarray = np.zeros((n, 0, dim))
         self.wsum: np.ndarray = np.zeros((n, 0))
+        self.observe: Observer | None = None
+        self.raw = np.zeros((n, dim))  # this step's actions in the policy's convention
 
     def run(self) -> Iterator[EpisodeRecord]:
         n = self.env.num_envs
@@ -190,6 +200,8 @@ class _Loop:
             if failed:
                 yield from self._fail(failed)
                 continue
+            if self.observe is not None:  # settle steps are not the policy's: idle (-1)
+                self.observe(np.where(self.settling > 0, -1, self.episode_of), self.obs, self.raw)
             self.obs, _, _, _, extras = self.env.step(action)
             acting = self.settling == 0
             self.pos[acting] += 1
@@ -300,6 +312,7 @@ class _Loop:
             self.wsum = np.concatenate([self.wsum[:, 1:], np.zeros_like(self.wsum[:, :1])], 1)
         else:
             raw = self.chunk[np.arange(n), np.minimum(self.pos, self.chunk.shape[1] - 1)]
+        self.raw = raw
         active = (self.episode_of >= 0) & (self.settling == 0)
         if self.convert.identity and active.all():  # canonical actions, nobody idle
             return raw.copy(), {}

@@ -1,0 +1,67 @@
+"""`metasim collect [OVERRIDES...]`: record a policy's episodes as a LeRobot dataset."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_parser(verbs: Any) -> None:
+    co = verbs.add_parser(
+        "collect", help="record episodes as a LeRobot dataset (eval's overrides + its own)"
+    )
+    co.add_argument(
+        "overrides",
+        nargs="*",
+        help="e.g. suite=tabletop episodes=20 perturbation=visual out=DIR; own options: "
+        "keep=success|all image_size=96 cameras=[front,wrist] repo_id=NAME",
+    )
+    co.add_argument("--quiet", action="store_true", help="no progress bar or table")
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.table import Table
+
+    from metasim.collect.options import compose_collect
+    from metasim.collect.runner import collect
+
+    cfg, opts = compose_collect(list(args.overrides))  # validated: nothing written yet
+    if args.quiet:
+        result = collect(cfg, opts)
+    else:
+        columns = (
+            TextColumn("{task.description:<16}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[kept]}"),
+        )
+        with Progress(*columns, console=Console(stderr=True)) as progress:
+            bars: dict[str, Any] = {}
+
+            def start(held: dict[str, int], total: int) -> None:
+                for task, n in held.items():
+                    bars[task] = progress.add_task(task, total=total, completed=n, kept="")
+
+            def advance(task: str, n: int, kept: int) -> None:
+                progress.update(bars[task], advance=n, kept=f"dataset: {kept} episodes")
+
+            result = collect(cfg, opts, start, advance)
+    table = Table(title=f"collect {cfg.suite.name} / {cfg.policy.kind} (seed {cfg.seed})")
+    for col in ("task", "episodes run", "successes", "in dataset"):
+        table.add_column(col, justify="left" if col == "task" else "right")
+    for task, row in result.per_task.items():
+        table.add_row(task, str(row["run"]), str(row["successes"]), str(row["kept"]))
+    Console().print(table)
+    Console().print(f"dataset: {result.root}")
+    return 0

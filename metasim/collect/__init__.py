@@ -1,0 +1,1 @@
+"""`metasim collect`: record a policy's episodes as a LeRobot dataset."""

@@ -1,0 +1,226 @@
+"""`metasim collect`: a policy's episodes (the scripted expert's) as a LeRobot dataset.
+
+    metasim collect suite=tabletop policy=scripted episodes=20 perturbation=visual out=DIR
+
+Tasks, cells and seeds are planned as `metasim eval` plans them (the suite's scene files,
+the perturbation grid's cells applied to each scene, episode k of every task and cell
+from `episode_seed(seed, k)`), and episodes run through the evaluation loop (`run_task`)
+with an observer that records every step's observation and action. The recorded cameras
+are added to the env's views (`env.add_views`), so the policy sees exactly what it sees
+under `metasim eval`. Episodes are written in episode order, so the same settings give
+the same dataset whatever `num_envs` is; run it again into the same `out=` and only the
+(task, cell) batches not committed yet are run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from metasim.collect.dataset import DatasetWriter, features, frame_of
+from metasim.collect.options import CollectOptions
+from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.errors import MetasimInputError
+from metasim.evaluate.config import EvalConfig
+from metasim.evaluate.records import EpisodeRecord
+from metasim.evaluate.rollout import run_task
+from metasim.evaluate.runner import versions
+from metasim.perturb import Cell, Grid, apply_cell, check_grid, load_grid
+from metasim.policies.conventions import ROT_DIM, ActionConvention
+from metasim.policies.observation import ObservationSpec
+from metasim.scene import compile_scene, load_scene
+from metasim.scene.compile import CompiledScene
+from metasim.scene.schema import Scene
+
+STATE = "joint_pos (rad) + gripper opening in [0, 1], 1 = open"
+
+
+@dataclass
+class CollectResult:
+    root: Path
+    per_task: dict[str, dict[str, int]]  # task -> {"run", "successes", "kept"}
+
+
+def action_names(conv: ActionConvention, n_arm: int) -> list[str]:
+    """Names of the D action columns in the declared convention (gripper last)."""
+    if conv.space in ("joint_pos", "joint_vel"):
+        return [f"joint_{i}" for i in range(n_arm)] + ["gripper"]
+    return ["x", "y", "z", *(f"r{i}" for i in range(ROT_DIM[conv.rotation])), "gripper"]
+
+
+def record_spec(cameras: list[str], size: int) -> ObservationSpec:
+    """What is recorded of each step: every camera at size x size, the robot state."""
+    images = {
+        f"observation.images.{c}": {"camera": c, "size": (size, size), "resize": "resize"}
+        for c in cameras
+    }
+    return ObservationSpec.model_validate(
+        {"images": images, "state": {"observation.state": ["joint_pos", "gripper"]}, "prompt": None}
+    )
+
+
+def dataset_spec(
+    cfg: EvalConfig, opts: CollectOptions, compiled: CompiledScene, cameras: list[str]
+) -> dict[str, Any]:
+    """What the dataset holds and how it was collected (a resume must match it)."""
+    n_arm = len(compiled.index.arm_qpos)
+    conv = cfg.rollout.actions
+    state = [f"joint_{i}" for i in range(n_arm)] + ["gripper"]
+    size = opts.image_size
+    return {
+        "features": features({c: (size, size) for c in cameras}, state, action_names(conv, n_arm)),
+        "fps": round(1.0 / compiled.control_dt),
+        "action_convention": conv.model_dump(),
+        "action": conv.describe(n_arm),
+        "state": STATE,
+        "suite": cfg.suite.model_dump(),
+        "policy": cfg.policy.model_dump(),
+        "seed": cfg.seed,
+        "perturbation": cfg.perturbation,
+        "keep": opts.keep,
+        "backend": cfg.backend,
+    }
+
+
+class Recorder:
+    """The loop's observer: the frames of every running episode, from the obs batch."""
+
+    def __init__(self, spec: ObservationSpec, compiled: CompiledScene) -> None:
+        self.spec, self.compiled = spec, compiled
+        self.instruction = compiled.scene.task.instruction
+        self.frames: dict[int, list[dict[str, Any]]] = {}
+
+    def add_views(self, env: MetasimVectorEnv) -> None:
+        """`on_env` hook: render the recorded cameras too."""
+        env.add_views(self.spec.views(env.compiled))
+
+    def __call__(self, episodes: np.ndarray, obs: dict[str, Any], actions: np.ndarray) -> None:
+        """`episodes` (B,) each slot's episode (-1: idle), `actions` (B, D)."""
+        ids = np.flatnonzero(episodes >= 0)
+        if not len(ids):
+            return
+        batch = self.spec.batch(obs, ids, self.instruction, self.compiled)
+        for j, slot in enumerate(ids):
+            frame = frame_of(batch, j, actions[slot], self.instruction)
+            self.frames.setdefault(int(episodes[slot]), []).append(frame)
+
+
+def _cameras(asked: list[str] | None, scene: Scene, compiled: CompiledScene) -> list[str]:
+    """The cameras to record (default: every camera of the scene), checked against it."""
+    names = [compiled.model.camera(i).name for i in range(compiled.model.ncam)]
+    cameras = asked or names
+    missing = [c for c in cameras if c not in names]
+    if missing:
+        raise MetasimInputError(
+            "command line",
+            [f"cameras: the scene {scene.name!r} has no camera {missing[0]!r}"],
+            f"Its cameras: {', '.join(names)}",
+        )
+    return cameras
+
+
+Progress = Callable[[str, int, int], None]  # (task, episodes done, kept in dataset)
+
+
+def collect(
+    cfg: EvalConfig,
+    opts: CollectOptions,
+    start: Callable[[dict[str, int], int], None] | None = None,
+    advance: Progress | None = None,
+) -> CollectResult:
+    """Run the policy on every task x cell x episode and write the dataset at `cfg.out`.
+
+    `start(held, total)` is called once with the episodes each task already holds and
+    the episodes per task; `advance(task, 1, kept)` as each episode is written."""
+    files = cfg.task_files()
+    scenes = [(f, load_scene(f)) for f in files]  # every scene is checked before any runs
+    grid = load_grid(cfg.perturbation)
+    cells = check_grid(grid, [s for _, s in scenes], f"perturbation {cfg.perturbation!r}")
+    compiled = [compile_scene(s, source=f) for f, s in scenes]
+    cameras = _cameras(opts.cameras, scenes[0][1], compiled[0])
+    for (path, scene), comp in zip(scenes, compiled, strict=True):
+        _cameras(cameras, scene, comp)
+        hz = round(1.0 / comp.control_dt)
+        if hz != round(1.0 / compiled[0].control_dt):
+            raise MetasimInputError(
+                str(path),
+                [f"task.control_hz is {hz}; the dataset's first task runs at another rate"],
+            )
+    spec = dataset_spec(cfg, opts, compiled[0], cameras)
+    writer = DatasetWriter(Path(str(cfg.out)), opts.repo_id or f"metasim/{cfg.suite.name}", spec)
+    try:
+        provenance = writer.root / "meta" / "metasim_versions.json"  # of the last run
+        provenance.write_text(json.dumps(versions(), indent=2) + "\n")
+        done = {(r["task"], r["cell"], r["episode"]) for r in writer.records()}
+        if start is not None:
+            held = {s.name: sum(t == s.name for t, _, _ in done) for _, s in scenes}
+            start(held, cfg.episodes * len(cells))
+        obs_spec = record_spec(cameras, opts.image_size)
+        for path, scene in scenes:
+            for cell in cells:
+                todo = [k for k in range(cfg.episodes) if (scene.name, cell.id, k) not in done]
+                if todo:
+                    batch = _Batch(cfg, opts, writer, obs_spec, advance)
+                    batch.run(path, scene, grid, cell, todo)
+        return CollectResult(writer.root, tally(writer.records(), [s.name for _, s in scenes]))
+    finally:
+        writer.close()
+
+
+@dataclass
+class _Batch:
+    """One (task, cell) batch: its episodes run, written in episode order, committed."""
+
+    cfg: EvalConfig
+    opts: CollectOptions
+    writer: DatasetWriter
+    obs_spec: ObservationSpec
+    advance: Progress | None
+
+    def run(self, path: Path, scene: Scene, grid: Grid, cell: Cell, todo: list[int]) -> None:
+        cell_scene, noise = apply_cell(scene, grid, cell)
+        compiled = compile_scene(cell_scene, source=path)
+        recorder = Recorder(self.obs_spec, compiled)
+        finished: dict[int, EpisodeRecord] = {}
+        order = iter(todo)
+        nxt = next(order, None)
+        self.writer.begin()
+        records = run_task(
+            compiled,
+            self.cfg.rollout,
+            todo,
+            noise=noise,
+            cell=cell.id,
+            factors=cell.values,
+            on_env=recorder.add_views,
+            observe=recorder,
+        )
+        for rec in records:
+            finished[rec.episode] = rec
+            while nxt is not None and nxt in finished:
+                self._write(finished.pop(nxt), recorder.frames.pop(nxt, []))
+                nxt = next(order, None)
+        self.writer.commit()
+
+    def _write(self, rec: EpisodeRecord, frames: list[dict[str, Any]]) -> None:
+        keep = self.opts.keep == "all" or rec.success
+        self.writer.add(frames, asdict(rec), keep and rec.error is None)
+        if self.advance is not None:
+            self.advance(rec.task, 1, self.writer.kept())
+
+
+def tally(records: list[dict[str, Any]], tasks: list[str]) -> dict[str, dict[str, int]]:
+    """Per task: episodes run, successes, episodes in the dataset."""
+    return {
+        t: {
+            "run": sum(r["task"] == t for r in records),
+            "successes": sum(r["task"] == t and r["success"] for r in records),
+            "kept": sum(r["task"] == t and r["dataset_episode"] is not None for r in records),
+        }
+        for t in tasks
+    }

@@ -1,0 +1,74 @@
+"""Figures of docs/learned_policy.md: the training loss curve and the report's plots.
+
+    python scripts/learned_policy_figures.py --log runs/act_visual.log \
+        --report runs/act_visual-eval-visual/report.html --out docs/learned_policy
+
+Reads LeRobot's training log lines (`step:50 ... loss:0.123 ...`) and writes
+OUT/loss.png; copies every PNG plot embedded in each report.html to
+OUT/<report folder>-<n>.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import re
+from pathlib import Path
+
+STEP = re.compile(r"step:(\d+\.?\d*K?) .*?loss:([0-9.e+-]+)")
+
+
+def loss_curve(log: Path) -> list[tuple[int, float]]:
+    """(step, loss) of every logged training step."""
+    points = []
+    for m in STEP.finditer(log.read_text(errors="replace")):
+        raw = m.group(1)
+        step = int(float(raw[:-1]) * 1000) if raw.endswith("K") else int(float(raw))
+        points.append((step, float(m.group(2))))
+    return points
+
+
+def plot_loss(points: list[tuple[int, float]], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    ax.plot([p[0] for p in points], [p[1] for p in points], lw=1)
+    ax.set_xlabel("training step (batch 8)")
+    ax.set_ylabel("ACT L1 loss")
+    ax.set_yscale("log")
+    ax.grid(alpha=0.3)
+    fig.savefig(out, dpi=96, bbox_inches="tight")
+
+
+def report_plots(report: Path, out: Path) -> list[Path]:
+    """Every embedded PNG of a report.html, written as OUT/<run>-<n>.png."""
+    found = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', report.read_text())
+    paths = []
+    for i, data in enumerate(found):
+        path = out / f"{report.parent.name}-{i}.png"
+        path.write_bytes(base64.b64decode(data))
+        paths.append(path)
+    return paths
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--log", type=Path)
+    ap.add_argument("--report", type=Path, nargs="*", default=[])
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.log:
+        points = loss_curve(args.log)
+        plot_loss(points, args.out / "loss.png")
+        print(f"loss.png: {len(points)} points, last {points[-1] if points else None}")
+    for report in args.report:
+        for path in report_plots(report, args.out):
+            print(path)
+
+
+if __name__ == "__main__":
+    main()
