@@ -224,6 +224,11 @@ def run_physics_bench_cli(args: argparse.Namespace) -> int:
         )
     if any(n < 1 for n in args.num_envs) or args.steps < 1 or args.repeats < 1:
         raise MetasimInputError("command line", ["--num-envs, --steps and --repeats must be >= 1"])
+    if args.scene.startswith("libero:"):  # next to the reference simulator, not rollout
+        from metasim.bench.libero import bench_libero
+
+        print(json.dumps(bench_libero(args.scene, args.num_envs, args.steps), indent=2))
+        return 0
     if args.profile:
         for n in args.num_envs:
             out = Path(args.profile if len(args.num_envs) == 1 else f"{args.profile}.{n}")

@@ -11,7 +11,11 @@ from metasim.paths import SCENES
 
 def _physics_parser(bv: Any) -> None:
     phys = bv.add_parser("physics", help="eval-loop env steps/s next to raw mujoco.rollout")
-    phys.add_argument("--scene", default=str(SCENES / "lift_cube.yaml"))
+    phys.add_argument(
+        "--scene",
+        default=str(SCENES / "lift_cube.yaml"),
+        help="a scene file, or libero:<suite>/<task> (measured next to LIBERO's simulator)",
+    )
     phys.add_argument("--backend", default="mujoco")
     phys.add_argument("--num-envs", type=int, nargs="+", default=[64])
     phys.add_argument("--steps", type=int, default=200, help="control steps per measurement")

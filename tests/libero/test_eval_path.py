@@ -188,3 +188,14 @@ def test_eval_suite_with_noop_runs_with_intervals(tmp_path: Path) -> None:
     assert row["ci95"][0] == 0.0 and 0.5 < row["ci95"][1] < 1.0
     assert row["mean_steps"] == libero_scene.SUITE_STEPS["libero_goal"] + 10
     assert row["errors"] == 0
+
+
+def test_bench_physics_runs_the_eval_loop_on_a_libero_task() -> None:
+    """`metasim bench physics --scene libero:...` (metasim's side only: the reference's
+    side is the reference simulator's own bench, exercised in test_reference.py)."""
+    from metasim.bench.libero import bench_libero
+
+    out = bench_libero("libero:libero_object/3", [1], steps=3, size=64, reference=False)
+    rates = out["metasim"]["1"]
+    assert rates["state"] > 0 and rates["cameras"] > 0
+    assert "reference" not in out
