@@ -46,13 +46,14 @@ def figure_cell(row: mm.TaskRow) -> str:
     out = [] if row.put_model_s is None else [f"put_model {row.put_model_s:.1f} s"]
     s = row.step
     if s is not None:
+        mem = f", {s.peak_rss_mb:g} MB" if s.peak_rss_mb else ""
+        traced = f"traced in {s.trace_s} s{mem}, " if s.trace_s is not None else "not traced, "
         if s.status == mm.STEPS:
-            out.append(f"trace {s.trace_s} s, compile {s.compile_s} s, step {s.run_s} s")
+            out.append(f"{traced}compiled in {s.compile_s} s, one step {s.run_s} s")
         elif s.status == mm.STEP_TIMEOUT:
-            traced = f"traced in {s.trace_s} s, " if s.trace_s is not None else "not traced, "
             out.append(f"{traced}compile did not finish in {s.timeout_s:g} s")
         else:
-            out.append(f"step failed: {s.error}")
+            out.append(f"{traced}step failed: {s.error}")
     return "; ".join(out)
 
 
@@ -176,7 +177,8 @@ def main() -> None:
                 r = rows[-1]
                 print(f"{r.ref:26s} {r.status:20s} {pairs_cell(r)[:60]:60s} "
                       f"{time.perf_counter() - start:5.1f} s", flush=True)  # fmt: skip
-                save(args, rows)
+                have = {(r.suite, r.index) for r in rows}
+                save(args, rows + [r for k, r in done.items() if k not in have])
     for spec in args.step:
         for r in pick(rows, spec):
             r.step = mm.step_bounded(r.suite, r.index, args.step_timeout)

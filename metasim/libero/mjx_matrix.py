@@ -74,6 +74,7 @@ class StepResult:
     trace_s: float | None = None
     compile_s: float | None = None
     run_s: float | None = None
+    peak_rss_mb: float | None = None  # the child's peak memory at its last report
     error: str = ""
 
 
@@ -238,14 +239,15 @@ def jit_step(suite: str, index: int, report: Any = print) -> StepResult:
     start = time.perf_counter()
     lowered = jax.jit(mjx.step).lower(mx, d)
     out.trace_s = round(time.perf_counter() - start, 1)
-    report(json.dumps({"trace_s": out.trace_s}))
+    report(json.dumps({"trace_s": out.trace_s, "peak_rss_mb": _peak_rss_mb()}))
     start = time.perf_counter()
     step = lowered.compile()
     out.compile_s = round(time.perf_counter() - start, 1)
-    report(json.dumps({"compile_s": out.compile_s}))
+    report(json.dumps({"compile_s": out.compile_s, "peak_rss_mb": _peak_rss_mb()}))
     start = time.perf_counter()
     qpos = np.asarray(jax.block_until_ready(step(mx, d)).qpos)
     out.run_s = round(time.perf_counter() - start, 3)
+    out.peak_rss_mb = _peak_rss_mb()
     out.status = STEPS if np.isfinite(qpos).all() else STEP_ERROR
     out.error = "" if out.status == STEPS else "non-finite qpos after one step"
     report(json.dumps(asdict(out)))
@@ -263,10 +265,10 @@ def step_bounded(suite: str, index: int, timeout_s: float) -> StepResult:
             timeout=timeout_s, env=env,
         )  # fmt: skip
         stdout, failed = done.stdout, done.returncode != 0
-        error = done.stderr.strip().splitlines()[-1:] if failed else []
+        error = _failure(done.returncode, done.stderr) if failed else ""
     except subprocess.TimeoutExpired as exc:
         raw = exc.stdout or b""
-        stdout, failed, error = raw.decode() if isinstance(raw, bytes) else raw, False, []
+        stdout, failed, error = raw.decode() if isinstance(raw, bytes) else raw, False, ""
     result = StepResult(STEP_TIMEOUT, timeout_s)
     for line in stdout.splitlines():
         if line.startswith("{"):
@@ -274,5 +276,20 @@ def step_bounded(suite: str, index: int, timeout_s: float) -> StepResult:
                 setattr(result, key, value)
     result.timeout_s = timeout_s
     if failed:
-        result.status, result.error = STEP_ERROR, " ".join(error)[:300]
+        result.status, result.error = STEP_ERROR, error
     return result
+
+
+def _peak_rss_mb() -> float:
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 0)
+
+
+def _failure(returncode: int, stderr: str) -> str:
+    """Why the child failed: the signal that killed it (SIGKILL from outside is usually
+    the kernel's out-of-memory killer), or its last error line (not XLA's banners)."""
+    if returncode < 0:
+        return f"killed by {signal.Signals(-returncode).name} (out of memory?)"
+    lines = [x for x in stderr.strip().splitlines() if x.strip() and set(x.strip()) != {"*"}]
+    return (lines[-1] if lines else f"exit status {returncode}")[:300]

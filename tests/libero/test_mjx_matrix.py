@@ -136,10 +136,12 @@ def test_step_bound_kills_a_compile_that_does_not_finish() -> None:
     reason="traces and compiles one mjx.step of a LIBERO task (minutes on 2 CPU cores); "
     "set METASIM_MJX_FULL=1 to run",
 )
-def test_one_jitted_step_matches_the_doc() -> None:
-    doc = doc_rows()[LOADING]
+def test_one_jitted_step_traces_then_steps_or_times_out() -> None:
+    """The bounded step end to end: the child traces, and either compiles and steps to a
+    finite state or is stopped by the bound (the doc reports which)."""
     out = mm.step_bounded(*LOADING, timeout_s=1800.0)
-    if doc[3] == mm.STEPS:
-        assert out.status == mm.STEPS
+    assert out.trace_s is not None and out.trace_s > 0, out
+    if out.status == mm.STEPS:
+        assert out.compile_s is not None and out.run_s is not None
     else:
-        assert out.status in (mm.STEPS, mm.STEP_TIMEOUT), out.error
+        assert out.status == mm.STEP_TIMEOUT, out.error
