@@ -200,7 +200,9 @@ def load(path: Path) -> list[mm.TaskRow]:
 
 def save(args: argparse.Namespace, rows: list[mm.TaskRow]) -> None:
     """The matrix so far (written after every task, so `--resume` can go on from it)."""
-    meta = {"args": {k: str(v) for k, v in vars(args).items()}, **versions()}
+    shown = {k: v.relative_to(ROOT) if isinstance(v, Path) and v.is_relative_to(ROOT) else v
+             for k, v in vars(args).items()}  # fmt: skip
+    meta = {"args": {k: str(v) for k, v in shown.items()}, **versions()}
     args.json.write_text(json.dumps({**meta, "tasks": [r.to_json() for r in rows]}, indent=1))
 
 
