@@ -99,7 +99,8 @@ class PhysicsModel:
     stand_ins: tuple[StandIn, ...] = ()
 
 
-def _geom_label(m: mujoco.MjModel, g: int, stand_ins: Iterable[StandIn] = ()) -> str:
+def geom_label(m: mujoco.MjModel, g: int, stand_ins: Iterable[StandIn] = ()) -> str:
+    """How the checks name geom `g`: 'geom NAME (type, body BODY)'."""
     geom = m.geom(g)
     body = m.body(int(m.geom_bodyid[g])).name or "world"
     kind = mujoco.mjtGeom(int(m.geom_type[g])).name.removeprefix("mjGEOM_").lower()
@@ -121,6 +122,37 @@ def _collides(t1: int, t2: int) -> bool:
 def unsupported(m: mujoco.MjModel, stand_ins: Iterable[StandIn] = ()) -> list[str]:
     """Reasons MJX (impl="jax") cannot simulate `m`; empty when it can."""
     stand_ins = tuple(stand_ins)
+    problems = unsupported_options(m)
+    for g1, g2 in unsupported_pairs(m):
+        problems.append(
+            f"MJX has no collision function for {geom_label(m, g1, stand_ins)} "
+            f"against {geom_label(m, g2, stand_ins)}"
+        )
+    for g1, g2, margin in mesh_margin_pairs(m):
+        problems.append(
+            f"MJX has no collision margin for meshes and height fields: "
+            f"{geom_label(m, g1, stand_ins)} against {geom_label(m, g2, stand_ins)} "
+            f"has margin {margin:g}"
+        )
+    return problems
+
+
+def mesh_margin_pairs(m: mujoco.MjModel) -> list[tuple[int, int, float]]:
+    """(geom, geom, margin) of the pairs with a mesh or a height field and a non-zero
+    collision margin, which `mjx.put_model` refuses ("margin/gap not implemented")."""
+    no_margin = {MESH, int(mujoco.mjtGeom.mjGEOM_HFIELD)}
+    out = []
+    for g1, g2, ip in collision_driver.geom_pairs(m):
+        if no_margin.isdisjoint((int(m.geom_type[g1]), int(m.geom_type[g2]))):
+            continue
+        margin = m.pair_margin[ip] if ip != -1 else m.geom_margin[g1] + m.geom_margin[g2]
+        if margin:
+            out.append((int(g1), int(g2), float(margin)))
+    return out
+
+
+def unsupported_options(m: mujoco.MjModel) -> list[str]:
+    """The reasons `unsupported` gives that are not geom pairs: solver options, flex."""
     problems: list[str] = []
     for name, enum, ok in _OPTION_CHECKS:
         value = enum(int(getattr(m.opt, name)))
@@ -128,13 +160,17 @@ def unsupported(m: mujoco.MjModel, stand_ins: Iterable[StandIn] = ()) -> list[st
             problems.append(f"option {name}={value.name} is not supported by MJX")
     if m.nflex:
         problems.append(f"flex elements ({m.nflex}) are not supported by MJX")
-    for g1, g2, _ in collision_driver.geom_pairs(m):
-        if not _collides(int(m.geom_type[g1]), int(m.geom_type[g2])):
-            problems.append(
-                f"MJX has no collision function for {_geom_label(m, g1, stand_ins)} "
-                f"against {_geom_label(m, g2, stand_ins)}"
-            )
     return problems
+
+
+def unsupported_pairs(m: mujoco.MjModel) -> list[tuple[int, int]]:
+    """The geom pairs (geom ids, in MJX's order) that `m` can produce and MJX has no
+    collision function for; `unsupported` names them."""
+    return [
+        (int(g1), int(g2))
+        for g1, g2, _ in collision_driver.geom_pairs(m)
+        if not _collides(int(m.geom_type[g1]), int(m.geom_type[g2]))
+    ]
 
 
 def plan_stand_ins(m: mujoco.MjModel) -> dict[int, list[int]]:
@@ -221,8 +257,8 @@ def _with_stand_ins(
         spec.add_mesh(name=mesh_name, uservert=vert.ravel().tolist())
         sg.type = mujoco.mjtGeom.mjGEOM_MESH
         sg.meshname = mesh_name
-        names = tuple(sorted({_geom_label(m, o) for o in against}))
-        stand_ins.append(StandIn(g, _geom_label(m, g), sides, names))
+        names = tuple(sorted({geom_label(m, o) for o in against}))
+        stand_ins.append(StandIn(g, geom_label(m, g), sides, names))
     out = spec.compile()
     _check_same_layout(m, out, [s.geom for s in stand_ins])
     return PhysicsModel(out, tuple(stand_ins))
