@@ -26,6 +26,7 @@ from metasim.errors import MetasimInputError
 from metasim.libero import assets, goals, paths, robot
 from metasim.libero.bddl import BddlProblem, BddlRegion, parse_bddl
 from metasim.scene.compile import ROBOT_PREFIX, CompiledScene
+from metasim.scene.mjcf_fixtures import mjcf_lights
 from metasim.scene.schema import Scene
 from metasim.sim.base import Kinematics, geom_contacts
 from metasim.tasks.predicates import TaskView, compile_predicate
@@ -169,7 +170,7 @@ def build_scene(
     root = paths.assets_dir()
     arena: dict[str, Any] = {
         "type": "mjcf", "name": "arena", "file": str(root / facts.xml), "cameras": False,
-        "prefix": ARENA_PREFIX,
+        "lights": False, "prefix": ARENA_PREFIX,
     }  # fmt: skip
     if facts.table_size is not None:
         arena["table"] = {
@@ -214,10 +215,8 @@ def build_scene(
                 "height": 256,
             },
         ],
-        # The arena brings LIBERO's lights; a dark light keeps metasim's default one out.
-        "lights": [
-            {"name": "libero_none", "diffuse": (0, 0, 0), "ambient": (0, 0, 0), "castshadow": False}
-        ],
+        # The arena's lights, declared as the scene's (the light axes act on them).
+        "lights": mjcf_lights(root / facts.xml, ARENA_PREFIX),
         "task": {
             "instruction": problem.instruction,
             "success": goals.compile_goal(problem, name),

@@ -108,6 +108,20 @@ def _object_yaw(scene: Scene, value: Any, target: str | None) -> Scene:
     return _map_objects(scene, target, widen)
 
 
+@axis("object_pos_range")
+def _object_pos_range(scene: Scene, value: Any, target: str | None) -> Scene:
+    """Widen the reset x/y range to ±value (m) around the nominal position, or around the
+    recorded position on tasks with `task.init_states` (LIBERO's object layout); the
+    offset is drawn per episode from its seed. Default target: every object."""
+
+    def widen(o: ObjectSpec) -> ObjectSpec:
+        v = float(value)
+        init = o.init.model_copy(update={"pos_low": (-v, -v, 0.0), "pos_high": (v, v, 0.0)})
+        return o.model_copy(update={"init": init})
+
+    return _map_objects(scene, target or "*", widen)
+
+
 @axis("object_color")
 def _object_color(scene: Scene, value: Any, target: str | None) -> Scene:
     """Recolor: a color name or an RGBA list."""
@@ -278,6 +292,19 @@ def _robot_noise(scene: Scene, value: Any, target: str | None) -> Scene:
 def _instruction(scene: Scene, value: Any, target: str | None) -> Scene:
     """Replace the instruction (a paraphrase)."""
     task = scene.task.model_copy(update={"instruction": str(value)})
+    return scene.model_copy(update={"task": task})
+
+
+@axis("instruction_template")
+def _instruction_template(scene: Scene, value: Any, target: str | None) -> Scene:
+    """Rephrase every task's instruction the same way: `value` holds `{instruction}`,
+    e.g. "please {instruction}" (the nominal level is "{instruction}")."""
+    text = str(value)
+    if "{instruction}" not in text:
+        raise ValueError(f"instruction_template {text!r} must contain '{{instruction}}'")
+    task = scene.task.model_copy(
+        update={"instruction": text.replace("{instruction}", scene.task.instruction)}
+    )
     return scene.model_copy(update={"task": task})
 
 

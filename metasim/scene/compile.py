@@ -310,6 +310,7 @@ def _add_lights(spec: mujoco.MjSpec, scene: Scene) -> None:
             dir=list(li.dir),
             diffuse=list(li.diffuse),
             ambient=list(li.ambient),
+            specular=list(li.specular),
             castshadow=li.castshadow,
             type=kind,
         )

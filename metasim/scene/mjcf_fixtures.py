@@ -101,9 +101,48 @@ def _mjcf(spec: mujoco.MjSpec, fx: MjcfFixtureSpec) -> float | None:
     if not fx.cameras:
         for cam in list(child.cameras):
             child.delete(cam)
+    if not fx.lights:
+        for light in list(child.lights):
+            child.delete(light)
+    _swap_textures(child, fx, path)
     frame = spec.worldbody.add_frame(pos=list(fx.pos), quat=list(fx.quat))
     spec.attach(child, prefix=fx.prefix, frame=frame)
     return None
+
+
+def _swap_textures(child: mujoco.MjSpec, fx: MjcfFixtureSpec, path: Path) -> None:
+    """Point the file's textures named in `fx.textures` at other image files."""
+    for name, image in fx.textures.items():
+        tex = child.texture(name)
+        file = (path.parent / image).resolve()
+        if tex is None or not file.is_file():
+            known = sorted(t.name for t in child.textures if t.name)
+            why = f"no texture {name!r} (it has {known})" if tex is None else f"no file {file}"
+            raise MetasimInputError(f"fixture {fx.name!r}, textures", [f"{path.name}: {why}"])
+        tex.file = str(file)
+
+
+def mjcf_lights(path: Path, prefix: str = "") -> list[dict[str, object]]:
+    """The lights at the top of the worldbody of the MJCF file at `path`, as `LightSpec`
+    fields (names with `prefix`), so a scene can declare a file's lights as its own."""
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError) as exc:
+        raise MetasimInputError(str(path), [f"MJCF does not load: {exc}"]) from None
+
+    def vec(el: ET.Element, key: str, default: str) -> tuple[float, ...]:
+        return tuple(float(v) for v in (el.get(key) or default).split())
+
+    out: list[dict[str, object]] = []
+    for i, el in enumerate(root.findall("worldbody/light")):
+        out.append(
+            {"name": prefix + (el.get("name") or f"light{i}"), "pos": vec(el, "pos", "0 0 0"),
+             "dir": vec(el, "dir", "0 0 -1"), "diffuse": vec(el, "diffuse", "0.7 0.7 0.7"),
+             "ambient": vec(el, "ambient", "0 0 0"), "specular": vec(el, "specular", "0.3 0.3 0.3"),
+             "directional": el.get("directional") == "true",
+             "castshadow": el.get("castshadow", "true") == "true"}
+        )  # fmt: skip
+    return out
 
 
 def _resize_table(child: mujoco.MjSpec, t: TableResize, path: Path) -> None:

@@ -276,6 +276,7 @@ class LightSpec(Strict):
     dir: Vec3 = (0.0, 0.0, -1.0)
     diffuse: Vec3 = (0.7, 0.7, 0.7)
     ambient: Vec3 = (0.1, 0.1, 0.1)
+    specular: Vec3 = (0.3, 0.3, 0.3)
     directional: bool = False
     castshadow: bool = True
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from metasim.scene.predicate_base import PredicateBase, Ref
@@ -119,6 +119,12 @@ class MjcfFixtureSpec(FixtureBase):
     table: TableResize | None = None
     cameras: bool = True
     """False drops the file's cameras (the scene declares its own)."""
+    lights: bool = True
+    """False drops the file's lights (the scene declares them in `lights`, where the light
+    perturbation axes reach them)."""
+    textures: dict[str, str] = Field(default_factory=dict)
+    """Texture name in the file -> an image file that replaces its `file` (absolute, or
+    relative to the MJCF file's folder): how a background texture is swapped."""
 
 
 class SiteFixtureSpec(FixtureBase):

@@ -50,11 +50,14 @@ class TaskRuntime:
         noise, object pose ranges and fixture openings drawn from each seed's generator.
         The draw depends only on the seed, never on the env slot it lands in. A task with
         recorded init states starts episode k from row k mod N instead (`episodes` gives
-        each env's k; without it, k is taken from the seed)."""
+        each env's k; without it, k is taken from the seed), then adds the seed's robot
+        joint noise and object offsets to that row (see `_perturb_recorded`)."""
         if self.init_states is not None:
             state = base.copy()
             ks = list(episodes) if episodes is not None else [int(s) for s in seeds]
             self.init_states.write(state, self.compiled.model.qpos0, ks)
+            for row, seed in enumerate(seeds):
+                self._perturb_recorded(state, row, np.random.default_rng(seed))
             return state
         c = self.compiled
         idx = c.index
@@ -96,6 +99,29 @@ class TaskRuntime:
         state.qacc_warmstart[:] = 0.0
         state.time[:] = 0.0
         return state
+
+    def _perturb_recorded(self, state: SimState, row: int, rng: np.random.Generator) -> None:
+        """On a recorded init state (env `row`): add uniform noise of ±`robot.init_noise`
+        rad to the arm joints (clipped to their ranges), and to every free object its
+        `init` offset: x, y and yaw drawn from the ranges, z raised only (never lowered
+        into its support). Zero ranges leave the row exactly as recorded."""
+        c = self.compiled
+        idx = c.index
+        noise = c.scene.robot.init_noise
+        if noise > 0:
+            arm = state.qpos[row, idx.arm_qpos] + rng.uniform(-noise, noise, idx.arm_qpos.shape)
+            state.qpos[row, idx.arm_qpos] = np.clip(arm, idx.arm_range[:, 0], idx.arm_range[:, 1])
+        for ob, adr in zip(c.scene.objects, idx.object_qpos, strict=True):
+            r = ob.init
+            if adr < 0 or (r.pos_low == r.pos_high == (0.0,) * 3 and r.yaw_low == r.yaw_high == 0):
+                continue
+            off = rng.uniform(r.pos_low, r.pos_high)
+            state.qpos[row, adr : adr + 2] += off[:2]
+            state.qpos[row, adr + 2] += max(float(off[2]), 0.0)
+            quat = state.qpos[row, adr + 3 : adr + 7]
+            state.qpos[row, adr + 3 : adr + 7] = quat_mul(
+                yaw_quat(rng.uniform(r.yaw_low, r.yaw_high)), quat
+            )
 
 
 def _uses_contacts(node: PredicateBase) -> bool:

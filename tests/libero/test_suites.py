@@ -29,3 +29,18 @@ def test_libero_is_the_four_ten_task_suites() -> None:
     tasks = _suite("libero").tasks
     assert tasks == [t for s in paths.LIBERO_SUITES[:4] for t in _suite(s).tasks]
     assert len(tasks) == 40
+
+
+@pytest.mark.parametrize("kind", ["swap", "object", "lan", "task"])
+def test_libero_pro_suites_list_the_resource_complete_variants(kind: str) -> None:
+    cfg = _suite(f"libero_pro_{kind}")
+    variants = [f"{s}_{kind}" for s in paths.LIBERO_SUITES[:4]]
+    assert all(paths.resource_complete(v) for v in variants)
+    expected = [(v, i) for v in variants for i in range(len(paths.suite_tasks(v)))]
+    assert [libero_scene.parse_ref(t) for t in cfg.tasks] == expected
+    assert len(cfg.tasks) == 40
+
+
+def test_libero_pro_is_the_four_kinds() -> None:
+    kinds = ("swap", "object", "lan", "task")
+    assert _suite("libero_pro").tasks == [t for k in kinds for t in _suite(f"libero_pro_{k}").tasks]
