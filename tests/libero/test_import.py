@@ -97,7 +97,9 @@ def test_step_limits() -> None:
     }
     assert libero_scene.suite_steps("libero_goal_lan") == 300
     task = libero_scene.load_task("libero:libero_spatial/0")
-    assert task.scene.task.time_limit * task.scene.task.control_hz == pytest.approx(220)
+    # the policy's 220 steps come after the 10 settle steps, inside the same episode
+    assert task.scene.task.settle_steps == libero_scene.SETTLE_STEPS == 10
+    assert task.scene.task.time_limit * task.scene.task.control_hz == pytest.approx(220 + 10)
 
 
 @pytest.mark.parametrize(
