@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from metasim.cli.main import main as cli_main
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.config import compose
 from metasim.libero import scene as libero_scene
-from metasim.libero.reference import ReferenceSim, RefSimError, ensure_venv
+from metasim.libero.reference import ReferenceSim
 from metasim.policies.transport.server import PolicyServer
 from metasim.scene import compile_scene
 
@@ -98,16 +97,6 @@ def _openpi_client_image(raw: np.ndarray) -> np.ndarray:
     224 x 224 with PIL's bilinear filter (a square frame needs no padding)."""
     flipped = np.ascontiguousarray(raw[::-1, ::-1])
     return np.asarray(Image.fromarray(flipped).resize((224, 224), Image.Resampling.BILINEAR))
-
-
-@pytest.fixture(scope="module")
-def ref() -> Iterator[ReferenceSim]:
-    try:
-        python = ensure_venv()
-    except RefSimError as exc:
-        pytest.skip(f"cannot build the LIBERO reference venv (offline?): {exc}")
-    with ReferenceSim(python) as sim:
-        yield sim
 
 
 def test_the_image_is_robosuites_frame_rotated_180_as_openpi_sends_it(

@@ -6,7 +6,6 @@ faster); the tests skip only when it cannot be built (no package index reachable
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import mujoco
@@ -15,21 +14,11 @@ import pytest
 
 from metasim.control.osc import OscIndex, OscPose, arm_at, read_arm, step_osc
 from metasim.libero import paths
-from metasim.libero.reference import ReferenceSim, RefSimError, ensure_venv
+from metasim.libero.reference import ReferenceSim
 
 SITE = "gripper0_grip_site"
 ARM = [f"robot0_joint{i}" for i in range(1, 8)]
 GRIPPER = ["gripper0_gripper_finger_joint1", "gripper0_gripper_finger_joint2"]
-
-
-@pytest.fixture(scope="module")
-def ref() -> Iterator[ReferenceSim]:
-    try:
-        python = ensure_venv()
-    except RefSimError as exc:
-        pytest.skip(f"cannot build the LIBERO reference venv (offline?): {exc}")
-    with ReferenceSim(python) as sim:
-        yield sim
 
 
 @pytest.fixture(scope="module")
