@@ -31,7 +31,7 @@ class RandomOsc:
 
     def __init__(self, ctx: PolicyContext) -> None:
         self.rng = np.random.default_rng(0)
-        self.last = np.zeros((ctx.num_envs, 7))
+        self.last: np.ndarray = np.zeros((ctx.num_envs, 7))
 
     def reset(self, instruction: str, env_ids: np.ndarray | None = None) -> None:
         """Keeps going: the bench measures speed, not episodes."""
