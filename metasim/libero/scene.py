@@ -48,6 +48,7 @@ _TABLE_VIEW = (
     (0.6380177736282349, 0.3048497438430786, 0.30484986305236816, 0.6380177736282349),
 )
 _LOW_VIEW_QUAT = (0.6182167, 0.34323086, 0.34323086, 0.6182177)
+_DARK_LIGHT = "libero_none"  # the placeholder light in build_scene's "lights"
 
 
 @dataclass(frozen=True)
@@ -367,3 +368,19 @@ def goal_holds(compiled: CompiledScene, data: mujoco.MjData) -> bool:
     """Whether the task's success predicate holds in `data` (after mj_forward)."""
     fn = compile_predicate(compiled.scene.task.success, compiled)
     return bool(fn(task_view(data))[0])
+
+
+def render_like_libero(model: mujoco.MjModel) -> None:
+    """Make `model`'s default render look like LIBERO's camera observations (call it once
+    after `compile_scene`; physics is untouched). robosuite's offscreen renderer draws no
+    collision geoms (`render_collision_mesh=False` hides geom group 0) and its `visualize`
+    hides every site; robosuite's world sets `<map znear="0.001"/>` and keeps MuJoCo's
+    default headlight (ambient 0.1); the importer's placeholder light must add nothing.
+    Here group-0 geoms and all sites move to group 3 (off in MuJoCo's default MjvOption)."""
+    model.geom_group[model.geom_group == 0] = 3
+    model.site_group[:] = 3
+    model.vis.headlight.ambient[:] = 0.1
+    model.vis.map.znear = 0.001
+    for i in range(model.nlight):
+        if model.light(i).name == _DARK_LIGHT:
+            model.light_specular[i] = 0.0
