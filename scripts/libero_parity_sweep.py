@@ -58,6 +58,10 @@ def read_rows(out: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def _done(out: Path) -> set[Key]:
+    return {(r["suite"], r["task"], r["init"]) for r in read_rows(out) if "error" not in r}
+
+
 def _save_frames(folder: Path, key: Key, frames: dict[str, np.ndarray]) -> None:
     from PIL import Image
 
@@ -69,7 +73,7 @@ def _save_frames(folder: Path, key: Key, frames: dict[str, np.ndarray]) -> None:
 def sweep(out: Path, steps: int, seed: int, shard: tuple[int, int]) -> None:
     """Run every planned pair not yet in OUT (this shard's groups), appending rows."""
     out.mkdir(parents=True, exist_ok=True)
-    done = {(r["suite"], r["task"], r["init"]) for r in read_rows(out) if "error" not in r}
+    done = _done(out)
     groups = [g for k, g in enumerate(plan()) if k % shard[1] == shard[0]]
     todo = [[key for key in g if key not in done] for g in groups]
     todo = [g for g in todo if g]
@@ -79,6 +83,8 @@ def sweep(out: Path, steps: int, seed: int, shard: tuple[int, int]) -> None:
     try:
         for group in todo:
             for key in group:
+                if key in _done(out):  # another process took it meanwhile
+                    continue
                 if ref is None:
                     ref = ReferenceSim()
                     runner = ParityRunner(ref)

@@ -33,6 +33,7 @@ import numpy as np
 
 from metasim.control.osc import OscIndex, OscPose, arm_at
 from metasim.libero import paths
+from metasim.libero.contacts import object_touched, robot_contact, spread_touch
 from metasim.libero.reference import ReferenceSim
 from metasim.libero.scene import (
     InitStateMap,
@@ -86,7 +87,9 @@ class ParityResult:
     `gripper` (T,) (worst finger), `objects[name]` (T,); `touched[name]` as defined in the
     module doc; `psnr_db` of the first agentview frame; the frames (256, 256, 3) uint8
     upright; `init_body` the largest body position difference right after the init state
-    (robot, objects and fixtures, m), a check that both start from the same state."""
+    (robot, objects and fixtures, m), a check that both start from the same state;
+    `contact_step` the first control step (1-based) in which a robot geom touched anything
+    else in metasim's run (0: never): trajectories may part from there on."""
 
     suite: str
     task: int
@@ -100,8 +103,14 @@ class ParityResult:
     touched: dict[str, bool]
     psnr_db: float
     init_body: float
+    contact_step: int = 0
     frames: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def free_steps(self) -> int:
+        """Steps before the robot's first contact with anything (all of them without one)."""
+        return self.contact_step - 1 if self.contact_step else self.steps
 
     @property
     def untouched(self) -> list[str]:
@@ -141,6 +150,8 @@ class ParityResult:
             "untouched_object_max_mm": mm([untouched.max()])[0],
             "psnr_db": round(self.psnr_db, 3),
             "init_body_mm": mm([self.init_body])[0],
+            "contact_step": self.contact_step,
+            "eef_before_contact_max_mm": mm([self.eef[: self.free_steps].max(initial=0.0)])[0],
             "misses": self.misses(),
             "objects": {
                 n: {"max_mm": mm([e.max()])[0], "touched": self.touched[n]}
@@ -166,6 +177,7 @@ class _Metasim:
     index: OscIndex
     fingers: np.ndarray  # (2,) qpos addresses
     weld_of_robot: np.ndarray  # weld ids of the robot's bodies
+    robot_geom: np.ndarray  # (ngeom,) bool: the geom belongs to the robot
 
 
 def _prepare(suite: str, task: int) -> _Metasim:
@@ -180,9 +192,9 @@ def _prepare(suite: str, task: int) -> _Metasim:
     fingers = np.array([model.joint(p + j).qposadr[0] for j in FINGER_JOINTS])
     robot = [b for b in range(model.nbody) if model.body(b).name.startswith(p)]
     welds = np.unique(model.body_weldid[robot])
-    return _Metasim(
-        imported, compiled, init_state_map(imported.problem, compiled), index, fingers, welds
-    )
+    robot_geom = np.isin(model.geom_bodyid, robot)
+    mapping = init_state_map(imported.problem, compiled)
+    return _Metasim(imported, compiled, mapping, index, fingers, welds, robot_geom)
 
 
 def _ref_body(name: str, roots: dict[str, str]) -> str:
@@ -216,22 +228,6 @@ def _init_body_error(
         if i is not None:
             worst = max(worst, float(np.abs(data.xpos[b] - state["body_xpos"][i]).max()))
     return worst
-
-
-def _spread_touch(weld: np.ndarray, data: mujoco.MjData, touched: set[int]) -> None:
-    """Add to `touched` (weld ids) every moving weld group in contact with a touched one;
-    `weld` (ngeom,) is each geom's weld group (0: the world and everything fixed to it)."""
-    if data.ncon == 0:
-        return
-    pairs = weld[data.contact.geom]  # (ncon, 2)
-    pairs = pairs[(pairs != 0).all(axis=1)]
-    changed = True
-    while changed:
-        changed = False
-        for w1, w2 in pairs.tolist():
-            if (w1 in touched) != (w2 in touched):
-                touched.update((w1, w2))
-                changed = True
 
 
 def render_first_frame(compiled: CompiledScene, data: mujoco.MjData) -> np.ndarray:
@@ -307,6 +303,7 @@ class ParityRunner:
             touched=track["touched"],
             psnr_db=psnr(frame, ref_frame),
             init_body=init_body,
+            contact_step=track["contact_step"],
             frames={"metasim": frame, "reference": ref_frame},
             seconds=sec,
         )
@@ -336,31 +333,22 @@ class ParityRunner:
         touched = {int(w) for w in sim.weld_of_robot}
         weld = model.body_weldid[model.geom_bodyid]
         eef, grip, objs = [], [], []
-        for action in actions:
+        contact_step = 0  # first control step (1-based) with a robot contact; 0: none
+        for t, action in enumerate(actions):
             osc.command(action[None])
             for k in range(sim.compiled.substeps):
                 mujoco.mj_step1(model, data)
-                _spread_touch(weld, data, touched)
+                spread_touch(weld, data, touched)
+                if not contact_step and robot_contact(sim.robot_geom, data):
+                    contact_step = t + 1
                 osc.substep(0, k, model, data)
                 mujoco.mj_step2(model, data)
             eef.append(data.site_xpos[sim.index.site].copy())
             grip.append(data.qpos[sim.fingers].copy())
             objs.append(data.xpos[bodies].copy())
-        hit = {n: _object_touched(model, model.body(n).id, touched) for n in names}
+        hit = {n: object_touched(model, model.body(n).id, touched) for n in names}
         return {"eef": np.array(eef), "gripper": np.array(grip), "objects": np.array(objs),
-                "touched": hit}  # fmt: skip
-
-
-def _object_touched(model: mujoco.MjModel, body: int, touched: set[int]) -> bool:
-    """Whether any weld group of the object's subtree (root `body`) is touched."""
-    parts = [b for b in range(model.nbody) if _descends(model, b, body)]
-    return any(int(model.body_weldid[b]) in touched for b in parts)
-
-
-def _descends(model: mujoco.MjModel, b: int, root: int) -> bool:
-    while b > root:
-        b = int(model.body_parentid[b])
-    return b == root
+                "touched": hit, "contact_step": contact_step}  # fmt: skip
 
 
 def check_args(suite: str, task: int, init: int, steps: int) -> None:

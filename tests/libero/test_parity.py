@@ -16,7 +16,7 @@ from PIL import Image
 
 from metasim.cli.main import main
 from metasim.control.osc import step_osc
-from metasim.libero import parity, robot
+from metasim.libero import contacts, parity, robot
 from metasim.libero.reference import ReferenceSim, RefSimError, ensure_venv
 
 
@@ -119,9 +119,14 @@ def test_a_touch_spreads_along_contacts_but_not_through_the_ground() -> None:
     mujoco.mj_forward(model, data)
     weld = model.body_weldid[model.geom_bodyid]
     touched = {int(model.body_weldid[model.body("robot/arm").id])}
-    parity._spread_touch(weld, data, touched)
-    hit = {n for n in "abc" if parity._object_touched(model, model.body(n).id, touched)}
+    contacts.spread_touch(weld, data, touched)
+    hit = {n for n in "abc" if contacts.object_touched(model, model.body(n).id, touched)}
     assert hit == {"a", "b"}
+    robot_geom = np.isin(model.geom_bodyid, [model.body("robot/arm").id])
+    assert contacts.robot_contact(robot_geom, data)
+    data.qpos[model.joint(0).qposadr[0]] = -0.3  # the arm slides away from a
+    mujoco.mj_forward(model, data)
+    assert not contacts.robot_contact(robot_geom, data)
 
 
 def test_substep_path_equals_step_osc() -> None:

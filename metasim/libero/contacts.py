@@ -1,0 +1,48 @@
+"""Who touched what in a MuJoCo run: contacts of the robot, and objects reached from the
+robot through a chain of contacts between moving bodies (`metasim.libero.parity` calls an
+object *touched* when that happens at any physics substep).
+
+Moving bodies are MuJoCo weld groups (`body_weldid`) other than the world's: an object,
+a drawer or door, a robot link. The world and everything fixed to it never pass a touch on
+(every object rests on the table)."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+
+def spread_touch(weld: np.ndarray, data: mujoco.MjData, touched: set[int]) -> None:
+    """Add to `touched` (weld ids) every moving weld group in contact with a touched one;
+    `weld` (ngeom,) is each geom's weld group (0: the world and everything fixed to it)."""
+    if data.ncon == 0:
+        return
+    pairs = weld[data.contact.geom]  # (ncon, 2)
+    pairs = pairs[(pairs != 0).all(axis=1)]
+    changed = True
+    while changed:
+        changed = False
+        for w1, w2 in pairs.tolist():
+            if (w1 in touched) != (w2 in touched):
+                touched.update((w1, w2))
+                changed = True
+
+
+def robot_contact(robot_geom: np.ndarray, data: mujoco.MjData) -> bool:
+    """Whether a robot geom touches anything that is not the robot (fixtures included)."""
+    if data.ncon == 0:
+        return False
+    mine = robot_geom[data.contact.geom]  # (ncon, 2)
+    return bool((mine[:, 0] != mine[:, 1]).any())
+
+
+def object_touched(model: mujoco.MjModel, body: int, touched: set[int]) -> bool:
+    """Whether any weld group of the object's subtree (root `body`) is touched."""
+    parts = [b for b in range(model.nbody) if _descends(model, b, body)]
+    return any(int(model.body_weldid[b]) in touched for b in parts)
+
+
+def _descends(model: mujoco.MjModel, b: int, root: int) -> bool:
+    while b > root:
+        b = int(model.body_parentid[b])
+    return b == root
