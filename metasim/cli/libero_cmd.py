@@ -59,7 +59,8 @@ def format_table(summary: dict[str, Any]) -> str:
         f"untouched objects: max {s['untouched_object_max_mm']:.4f} mm (target <= 1 mm)",
         f"first agentview frame: PSNR {s['psnr_db']:.2f} dB (target >= 30 dB)",
         f"bodies right after the init state: max {s['init_body_mm']:.4f} mm apart",
-        f"first robot contact: step {s['contact_step'] or 'none'}; end effector before it: "
+        f"robot first hit something: step {s['contact_step'] or 'never'} "
+        f"({s['contact_kind'] or '-'}); end effector before that: "
         f"max {s['eef_before_contact_max_mm']:.4f} mm",
         "misses: " + (", ".join(s["misses"]) or "none"),
     ]

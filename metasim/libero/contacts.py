@@ -28,12 +28,24 @@ def spread_touch(weld: np.ndarray, data: mujoco.MjData, touched: set[int]) -> No
                 changed = True
 
 
-def robot_contact(robot_geom: np.ndarray, data: mujoco.MjData) -> bool:
-    """Whether a robot geom touches anything that is not the robot (fixtures included)."""
+def robot_hit(
+    robot_geom: np.ndarray, finger_geom: np.ndarray, arm_joints: np.ndarray, data: mujoco.MjData
+) -> str:
+    """What the robot hits, "" for nothing: "scene" (a robot geom touches a geom of another
+    body), "self" (of the robot itself; finger on finger excepted: closing on nothing), or
+    "limit" (an arm joint at its limit). `robot_geom`, `finger_geom` (ngeom,) bool;
+    `arm_joints` joint ids (7,). The constraint solver handles all of these; where they
+    start, two simulators may part."""
+    limits = data.efc_type[: data.nefc] == mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT
+    if np.isin(data.efc_id[: data.nefc][limits], arm_joints).any():
+        return "limit"
     if data.ncon == 0:
-        return False
-    mine = robot_geom[data.contact.geom]  # (ncon, 2)
-    return bool((mine[:, 0] != mine[:, 1]).any())
+        return ""
+    pairs = data.contact.geom  # (ncon, 2)
+    mine, fingers = robot_geom[pairs], finger_geom[pairs]
+    if (mine[:, 0] != mine[:, 1]).any():
+        return "scene"
+    return "self" if (mine.all(axis=1) & ~fingers.all(axis=1)).any() else ""
 
 
 def object_touched(model: mujoco.MjModel, body: int, touched: set[int]) -> bool:

@@ -33,7 +33,7 @@ import numpy as np
 
 from metasim.control.osc import OscIndex, OscPose, arm_at
 from metasim.libero import paths
-from metasim.libero.contacts import object_touched, robot_contact, spread_touch
+from metasim.libero.contacts import object_touched, robot_hit, spread_touch
 from metasim.libero.reference import ReferenceSim
 from metasim.libero.scene import (
     InitStateMap,
@@ -88,8 +88,9 @@ class ParityResult:
     module doc; `psnr_db` of the first agentview frame; the frames (256, 256, 3) uint8
     upright; `init_body` the largest body position difference right after the init state
     (robot, objects and fixtures, m), a check that both start from the same state;
-    `contact_step` the first control step (1-based) in which a robot geom touched anything
-    else in metasim's run (0: never): trajectories may part from there on."""
+    `contact_step` the first control step (1-based) in which the robot hit something in
+    metasim's run (`contacts.robot_hit`: another body, itself, an arm joint limit; 0:
+    never), `contact_kind` what it hit first: the trajectories may part from there on."""
 
     suite: str
     task: int
@@ -104,12 +105,13 @@ class ParityResult:
     psnr_db: float
     init_body: float
     contact_step: int = 0
+    contact_kind: str = ""
     frames: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def free_steps(self) -> int:
-        """Steps before the robot's first contact with anything (all of them without one)."""
+        """Steps before the robot first hit something (all of them when it never did)."""
         return self.contact_step - 1 if self.contact_step else self.steps
 
     @property
@@ -151,6 +153,7 @@ class ParityResult:
             "psnr_db": round(self.psnr_db, 3),
             "init_body_mm": mm([self.init_body])[0],
             "contact_step": self.contact_step,
+            "contact_kind": self.contact_kind,
             "eef_before_contact_max_mm": mm([self.eef[: self.free_steps].max(initial=0.0)])[0],
             "misses": self.misses(),
             "objects": {
@@ -178,6 +181,8 @@ class _Metasim:
     fingers: np.ndarray  # (2,) qpos addresses
     weld_of_robot: np.ndarray  # weld ids of the robot's bodies
     robot_geom: np.ndarray  # (ngeom,) bool: the geom belongs to the robot
+    finger_geom: np.ndarray  # (ngeom,) bool: ... to one of its fingers
+    arm_joints: np.ndarray  # (7,) joint ids
 
 
 def _prepare(suite: str, task: int) -> _Metasim:
@@ -193,8 +198,13 @@ def _prepare(suite: str, task: int) -> _Metasim:
     robot = [b for b in range(model.nbody) if model.body(b).name.startswith(p)]
     welds = np.unique(model.body_weldid[robot])
     robot_geom = np.isin(model.geom_bodyid, robot)
+    finger = [b for b in robot if "finger" in model.body(b).name]
+    arm = np.array([model.joint(p + j).id for j in ARM_JOINTS])
     mapping = init_state_map(imported.problem, compiled)
-    return _Metasim(imported, compiled, mapping, index, fingers, welds, robot_geom)
+    return _Metasim(
+        imported, compiled, mapping, index, fingers, welds, robot_geom,
+        np.isin(model.geom_bodyid, finger), arm,
+    )  # fmt: skip
 
 
 def _ref_body(name: str, roots: dict[str, str]) -> str:
@@ -304,6 +314,7 @@ class ParityRunner:
             psnr_db=psnr(frame, ref_frame),
             init_body=init_body,
             contact_step=track["contact_step"],
+            contact_kind=track["contact_kind"],
             frames={"metasim": frame, "reference": ref_frame},
             seconds=sec,
         )
@@ -333,22 +344,28 @@ class ParityRunner:
         touched = {int(w) for w in sim.weld_of_robot}
         weld = model.body_weldid[model.geom_bodyid]
         eef, grip, objs = [], [], []
-        contact_step = 0  # first control step (1-based) with a robot contact; 0: none
+        contact_step, contact_kind = 0, ""  # first control step (1-based) with a robot hit
         for t, action in enumerate(actions):
             osc.command(action[None])
             for k in range(sim.compiled.substeps):
                 mujoco.mj_step1(model, data)
                 spread_touch(weld, data, touched)
-                if not contact_step and robot_contact(sim.robot_geom, data):
-                    contact_step = t + 1
+                hit = robot_hit(sim.robot_geom, sim.finger_geom, sim.arm_joints, data)
+                if not contact_step and hit:
+                    contact_step, contact_kind = t + 1, hit
                 osc.substep(0, k, model, data)
                 mujoco.mj_step2(model, data)
             eef.append(data.site_xpos[sim.index.site].copy())
             grip.append(data.qpos[sim.fingers].copy())
             objs.append(data.xpos[bodies].copy())
-        hit = {n: object_touched(model, model.body(n).id, touched) for n in names}
-        return {"eef": np.array(eef), "gripper": np.array(grip), "objects": np.array(objs),
-                "touched": hit, "contact_step": contact_step}  # fmt: skip
+        return {
+            "eef": np.array(eef),
+            "gripper": np.array(grip),
+            "objects": np.array(objs),
+            "touched": {n: object_touched(model, model.body(n).id, touched) for n in names},
+            "contact_step": contact_step,
+            "contact_kind": contact_kind,
+        }
 
 
 def check_args(suite: str, task: int, init: int, steps: int) -> None:

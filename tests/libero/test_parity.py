@@ -123,10 +123,15 @@ def test_a_touch_spreads_along_contacts_but_not_through_the_ground() -> None:
     hit = {n for n in "abc" if contacts.object_touched(model, model.body(n).id, touched)}
     assert hit == {"a", "b"}
     robot_geom = np.isin(model.geom_bodyid, [model.body("robot/arm").id])
-    assert contacts.robot_contact(robot_geom, data)
+    no_fingers = np.zeros(model.ngeom, dtype=bool)
+    arm_joint = np.array([0])
+    assert contacts.robot_hit(robot_geom, no_fingers, np.array([], dtype=int), data) == "scene"
     data.qpos[model.joint(0).qposadr[0]] = -0.3  # the arm slides away from a
     mujoco.mj_forward(model, data)
-    assert not contacts.robot_contact(robot_geom, data)
+    assert not contacts.robot_hit(robot_geom, no_fingers, arm_joint, data)
+    model.jnt_limited[0], model.jnt_range[0] = True, (-0.2, 0.2)  # now past its limit
+    mujoco.mj_forward(model, data)
+    assert contacts.robot_hit(robot_geom, no_fingers, arm_joint, data) == "limit"
 
 
 def test_substep_path_equals_step_osc() -> None:
