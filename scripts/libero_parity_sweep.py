@@ -166,7 +166,7 @@ def explain(rows: list[dict[str, Any]]) -> str:
     robot first hits something (`contacts.robot_hit`), next to the first step at which the
     run's end-effector error exceeded 0.01 mm."""
     from metasim.libero import robot
-    from metasim.libero.parity import ParityRunner, _prepare, smooth_actions
+    from metasim.libero.parity import prepare, smooth_actions, start_osc, step_metasim
 
     ctrl = {
         "robot_init_qpos": np.array(robot.INIT_QPOS),
@@ -178,13 +178,13 @@ def explain(rows: list[dict[str, Any]]) -> str:
     for r in sorted(rows, key=lambda r: (r["suite"], r["task"], r["init"])):
         if "error" in r or "eef" not in r["misses"]:
             continue
-        sim = _prepare(r["suite"], r["task"])
+        sim = prepare(r["suite"], r["task"])
         model = sim.compiled.model
         data = mujoco.MjData(model)
         sim.mapping.apply(model, data, sim.task.init_states[r["init"]])
-        osc = ParityRunner._start_osc(sim, data, ctrl)
+        osc = start_osc(sim, data, ctrl)
         actions = smooth_actions(r["steps"], r["seed"])
-        track = ParityRunner._step(sim, data, osc, actions, {"objects": {}})
+        track = step_metasim(sim, data, osc, actions, [])
         eef = np.array(r["per_step"]["eef_mm"])
         parts = int(np.argmax(eef > 0.01)) + 1
         hit = f"{track['contact_kind']} at step {track['contact_step']}"

@@ -171,8 +171,8 @@ class ParityResult:
 
 
 @dataclass
-class _Metasim:
-    """A compiled task and what a run needs from it."""
+class MetasimTask:
+    """A compiled task (`render_like_libero` applied) and the ids a parity run needs."""
 
     task: LiberoTask
     compiled: CompiledScene
@@ -185,7 +185,8 @@ class _Metasim:
     arm_joints: np.ndarray  # (7,) joint ids
 
 
-def _prepare(suite: str, task: int) -> _Metasim:
+def prepare(suite: str, task: int) -> MetasimTask:
+    """Import and compile a task for parity runs (fixtures still at their region centres)."""
     imported = load_task(f"libero:{suite}/{task}")
     compiled = compile_scene(imported.scene)
     model = compiled.model
@@ -201,7 +202,7 @@ def _prepare(suite: str, task: int) -> _Metasim:
     finger = [b for b in robot if "finger" in model.body(b).name]
     arm = np.array([model.joint(p + j).id for j in ARM_JOINTS])
     mapping = init_state_map(imported.problem, compiled)
-    return _Metasim(
+    return MetasimTask(
         imported, compiled, mapping, index, fingers, welds, robot_geom,
         np.isin(model.geom_bodyid, finger), arm,
     )  # fmt: skip
@@ -255,16 +256,16 @@ class ParityRunner:
         self.ref = ref
         self._loaded: tuple[str, int] | None = None
         self._info: dict[str, Any] = {}
-        self._sim: _Metasim | None = None
+        self._sim: MetasimTask | None = None
 
-    def _load(self, suite: str, task: int) -> tuple[dict[str, Any], _Metasim, dict[str, float]]:
+    def _load(self, suite: str, task: int) -> tuple[dict[str, Any], MetasimTask, dict[str, float]]:
         sec: dict[str, float] = {}
         if self._loaded != (suite, task) or self._sim is None:
             start = time.perf_counter()
             self._info = self.ref.load(suite, task, size=SIZE, cameras=True)
             sec["ref_load"] = time.perf_counter() - start
             start = time.perf_counter()
-            self._sim = _prepare(suite, task)
+            self._sim = prepare(suite, task)
             sec["metasim_compile"] = time.perf_counter() - start
             self._loaded = (suite, task)
         return self._info, self._sim, sec
@@ -290,8 +291,8 @@ class ParityRunner:
         sim.mapping.apply(model, data, sim.task.init_states[init % len(sim.task.init_states)])
         init_body = _init_body_error(model, data, roots, state, info["bodies"])
         frame = render_first_frame(sim.compiled, data)
-        osc = self._start_osc(sim, data, ctrl)
-        track = self._step(sim, data, osc, actions, info)
+        osc = start_osc(sim, data, ctrl)
+        track = step_metasim(sim, data, osc, actions, list(info["objects"]))
         sec["metasim"] = time.perf_counter() - start
 
         ref_rows = {n: info["bodies"].index(r) for n, r in info["objects"].items()}
@@ -319,53 +320,55 @@ class ParityRunner:
             seconds=sec,
         )
 
-    @staticmethod
-    def _start_osc(sim: _Metasim, data: mujoco.MjData, ctrl: dict[str, Any]) -> OscPose:
-        """osc_pose as LIBERO starts it: built at the robot's reset pose (robosuite's
-        init_qpos and the gripper's), stale first substep, the gripper's kept command."""
-        model = sim.compiled.model
-        reset_pose = data.qpos.copy()
-        reset_pose[sim.index.arm_qpos] = ctrl["robot_init_qpos"]
-        reset_pose[sim.fingers] = ctrl["gripper_init_qpos"]
-        osc = OscPose(sim.index, 1)
-        start = arm_at(model, sim.index, reset_pose[None])
-        osc.reset([0], start, gripper=np.asarray(ctrl["gripper_action"])[None], stale=True)
-        return osc
 
-    @staticmethod
-    def _step(
-        sim: _Metasim, data: mujoco.MjData, osc: OscPose, actions: np.ndarray, info: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Step metasim: per control step the eef (T, 3), fingers (T, 2) and objects'
-        positions (T, n, 3); the touched objects (contacts checked at every substep)."""
-        model = sim.compiled.model
-        names = list(info["objects"])
-        bodies = np.array([model.body(n).id for n in names], dtype=np.int64)
-        touched = {int(w) for w in sim.weld_of_robot}
-        weld = model.body_weldid[model.geom_bodyid]
-        eef, grip, objs = [], [], []
-        contact_step, contact_kind = 0, ""  # first control step (1-based) with a robot hit
-        for t, action in enumerate(actions):
-            osc.command(action[None])
-            for k in range(sim.compiled.substeps):
-                mujoco.mj_step1(model, data)
-                spread_touch(weld, data, touched)
-                hit = robot_hit(sim.robot_geom, sim.finger_geom, sim.arm_joints, data)
-                if not contact_step and hit:
-                    contact_step, contact_kind = t + 1, hit
-                osc.substep(0, k, model, data)
-                mujoco.mj_step2(model, data)
-            eef.append(data.site_xpos[sim.index.site].copy())
-            grip.append(data.qpos[sim.fingers].copy())
-            objs.append(data.xpos[bodies].copy())
-        return {
-            "eef": np.array(eef),
-            "gripper": np.array(grip),
-            "objects": np.array(objs),
-            "touched": {n: object_touched(model, model.body(n).id, touched) for n in names},
-            "contact_step": contact_step,
-            "contact_kind": contact_kind,
-        }
+def start_osc(sim: MetasimTask, data: mujoco.MjData, ctrl: dict[str, Any]) -> OscPose:
+    """osc_pose as LIBERO starts it on `data` (init state applied): built at the robot's
+    reset pose, stale first substep, the gripper's kept command. `ctrl`: the controller
+    dict of `ReferenceSim.reset` (robot_init_qpos (7,), gripper_init_qpos (2,),
+    gripper_action (2,))."""
+    model = sim.compiled.model
+    reset_pose = data.qpos.copy()
+    reset_pose[sim.index.arm_qpos] = ctrl["robot_init_qpos"]
+    reset_pose[sim.fingers] = ctrl["gripper_init_qpos"]
+    osc = OscPose(sim.index, 1)
+    start = arm_at(model, sim.index, reset_pose[None])
+    osc.reset([0], start, gripper=np.asarray(ctrl["gripper_action"])[None], stale=True)
+    return osc
+
+
+def step_metasim(
+    sim: MetasimTask, data: mujoco.MjData, osc: OscPose, actions: np.ndarray, names: list[str]
+) -> dict[str, Any]:
+    """Step `actions` (T, 7) in metasim: per control step the eef (T, 3), fingers (T, 2)
+    and the objects `names`' positions (T, n, 3); which of them were touched and when the
+    robot first hit something (contacts checked at every substep)."""
+    model = sim.compiled.model
+    bodies = np.array([model.body(n).id for n in names], dtype=np.int64)
+    touched = {int(w) for w in sim.weld_of_robot}
+    weld = model.body_weldid[model.geom_bodyid]
+    eef, grip, objs = [], [], []
+    contact_step, contact_kind = 0, ""  # first control step (1-based) with a robot hit
+    for t, action in enumerate(actions):
+        osc.command(action[None])
+        for k in range(sim.compiled.substeps):
+            mujoco.mj_step1(model, data)
+            spread_touch(weld, data, touched)
+            hit = robot_hit(sim.robot_geom, sim.finger_geom, sim.arm_joints, data)
+            if not contact_step and hit:
+                contact_step, contact_kind = t + 1, hit
+            osc.substep(0, k, model, data)
+            mujoco.mj_step2(model, data)
+        eef.append(data.site_xpos[sim.index.site].copy())
+        grip.append(data.qpos[sim.fingers].copy())
+        objs.append(data.xpos[bodies].copy())
+    return {
+        "eef": np.array(eef),
+        "gripper": np.array(grip),
+        "objects": np.array(objs),
+        "touched": {n: object_touched(model, model.body(n).id, touched) for n in names},
+        "contact_step": contact_step,
+        "contact_kind": contact_kind,
+    }
 
 
 def check_args(suite: str, task: int, init: int, steps: int) -> None:

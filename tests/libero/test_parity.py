@@ -137,7 +137,7 @@ def test_a_touch_spreads_along_contacts_but_not_through_the_ground() -> None:
 def test_substep_path_equals_step_osc() -> None:
     """The parity run steps osc_pose substep by substep (to see every substep's contacts);
     that is bit for bit what `step_osc` does."""
-    sim = parity._prepare("libero_spatial", 7)
+    sim = parity.prepare("libero_spatial", 7)
     model = sim.compiled.model
     row = sim.task.init_states[0]
     ctrl = {
@@ -150,8 +150,8 @@ def test_substep_path_equals_step_osc() -> None:
     for _ in range(2):
         data = mujoco.MjData(model)
         sim.mapping.apply(model, data, row)
-        runs.append((data, parity.ParityRunner._start_osc(sim, data, ctrl)))
-    track = parity.ParityRunner._step(sim, runs[0][0], runs[0][1], actions, {"objects": {}})
+        runs.append((data, parity.start_osc(sim, data, ctrl)))
+    track = parity.step_metasim(sim, runs[0][0], runs[0][1], actions, [])
     for a in actions:
         step_osc(model, [runs[1][0]], runs[1][1], a[None], substeps=sim.compiled.substeps)
     assert np.array_equal(track["eef"][-1], runs[1][0].site_xpos[sim.index.site])
