@@ -160,11 +160,19 @@ def report(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _deepest(model: mujoco.MjModel, data: mujoco.MjData, body: int) -> float:
+    """The deepest contact of body `body`'s subtree right now (m, negative inside)."""
+    root = model.body_rootid[model.geom_bodyid[data.contact.geom]]  # (ncon, 2)
+    mine = (root == body).any(axis=1)
+    return float(data.contact.dist[: data.ncon][mine].min()) if mine.any() else 0.0
+
+
 def explain(rows: list[dict[str, Any]]) -> str:
-    """For each run whose end effector misses: metasim alone (fixtures at their region
-    centres, controller started as LIBERO does) replays its actions and finds where the
-    robot first hits something (`contacts.robot_hit`), next to the first step at which the
-    run's end-effector error exceeded 0.01 mm."""
+    """Why runs miss, from metasim alone (fixtures at their region centres, controller
+    started as LIBERO does) replaying each missing run: for an end-effector miss, where
+    the robot first hits something (`contacts.robot_hit`) next to the first step at which
+    the run's end-effector error exceeded 0.01 mm; for an untouched object over 1 mm, how
+    deep it starts inside another body and how far it moves in the first step."""
     from metasim.libero import robot
     from metasim.libero.parity import prepare, smooth_actions, start_osc, step_metasim
 
@@ -173,26 +181,39 @@ def explain(rows: list[dict[str, Any]]) -> str:
         "gripper_init_qpos": np.array([0.020833, -0.020833]),  # robosuite's PandaGripper
         "gripper_action": np.zeros(2),
     }
-    lines = ["| suite | task | init | eef mm | error > 0.01 mm from step | robot first hits |"]
-    lines += ["|---|---|---|---|---|---|"]
+    eef_lines = ["| suite | task | init | eef mm | error > 0.01 mm from step | robot first hits |"]
+    eef_lines += ["|---|---|---|---|---|---|"]
+    obj_lines = ["| suite | task | init | object | error mm | starts inside by mm | "]
+    obj_lines[0] += "moves in step 1 mm |"
+    obj_lines += ["|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["suite"], r["task"], r["init"])):
-        if "error" in r or "eef" not in r["misses"]:
+        if "error" in r or not r["misses"]:
             continue
         sim = prepare(r["suite"], r["task"])
         model = sim.compiled.model
         data = mujoco.MjData(model)
         sim.mapping.apply(model, data, sim.task.init_states[r["init"]])
+        moved = [n for n, o in r["objects"].items() if not o["touched"] and o["max_mm"] > 1.0]
+        depth = [_deepest(model, data, model.body(n).id) for n in moved]
+        start = data.xpos[[model.body(n).id for n in moved]].copy()
         osc = start_osc(sim, data, ctrl)
-        actions = smooth_actions(r["steps"], r["seed"])
-        track = step_metasim(sim, data, osc, actions, [])
-        eef = np.array(r["per_step"]["eef_mm"])
-        parts = int(np.argmax(eef > 0.01)) + 1
-        hit = f"{track['contact_kind']} at step {track['contact_step']}"
-        lines.append(
-            f"| {r['suite']} | {r['task']} | {r['init']} | {r['eef_max_mm']:.3f} | {parts} | "
-            f"{hit if track['contact_step'] else 'never'} |"
-        )
-    return "\n".join(lines) + "\n"
+        steps = r["steps"] if "eef" in r["misses"] else 1  # the first step tells the rest
+        track = step_metasim(sim, data, osc, smooth_actions(r["steps"], r["seed"])[:steps], moved)
+        key = f"| {r['suite']} | {r['task']} | {r['init']} |"
+        if "eef" in r["misses"]:
+            parts = int(np.argmax(np.array(r["per_step"]["eef_mm"]) > 0.01)) + 1
+            hit = f"{track['contact_kind']} at step {track['contact_step']}"
+            eef_lines.append(
+                f"{key} {r['eef_max_mm']:.3f} | {parts} | "
+                f"{hit if track['contact_step'] else 'never'} |"
+            )
+        for k, name in enumerate(moved):
+            step1 = np.linalg.norm(track["objects"][0, k] - start[k]) * 1e3
+            obj_lines.append(
+                f"{key} {name} | {r['objects'][name]['max_mm']:.2f} | {-depth[k] * 1e3:.1f} | "
+                f"{step1:.1f} |"
+            )
+    return "\n".join([*eef_lines, "", *obj_lines]) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
