@@ -13,7 +13,9 @@ One run, (suite, task, init k, steps N, seed R):
 
 Measured per step: the end-effector (grip site) position error, each object's position
 error, the gripper error (the two finger joints), and once, the PSNR of metasim's first
-`agentview` frame (256², `mujoco.Renderer`) against the reference's.
+`agentview` frame (256², `mujoco.Renderer`, `render_like_libero`) against the reference's;
+also the first step at which the robot hits something (`contacts.robot_hit`), where the
+two simulators' trajectories may part.
 
 An object is **touched** when, at any physics substep of metasim's run, it is in contact
 with the robot or with a moving body that is touched (a chain of contacts from the robot:
