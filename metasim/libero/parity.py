@@ -36,6 +36,7 @@ import numpy as np
 from metasim.control.osc import OscIndex, OscPose, arm_at
 from metasim.libero import paths
 from metasim.libero.contacts import object_touched, robot_hit, spread_touch
+from metasim.libero.frames import CAMERA, SIZE, psnr, render_first_frame, upright
 from metasim.libero.reference import ReferenceSim
 from metasim.libero.scene import (
     InitStateMap,
@@ -50,9 +51,6 @@ SITE = "gripper0_grip_site"
 ARM_JOINTS = tuple(f"robot0_joint{i}" for i in range(1, 8))
 FINGER_JOINTS = ("gripper0_finger_joint1", "gripper0_finger_joint2")
 GRIPPER_ACTUATORS = ("gripper0_gripper_finger_joint1", "gripper0_gripper_finger_joint2")
-CAMERA = "agentview"
-SIZE = 256
-PSNR_CAP = 100.0  # dB reported for identical frames (the MSE is 0)
 # Targets (docs/libero.md): end effector and untouched objects within 1 mm, PSNR >= 30 dB.
 EEF_TARGET_M = 1e-3
 OBJECT_TARGET_M = 1e-3
@@ -71,18 +69,6 @@ def smooth_actions(steps: int, seed: int = 0) -> np.ndarray:
     return out
 
 
-def psnr(a: np.ndarray, b: np.ndarray) -> float:
-    """PSNR in dB of two uint8 images (H, W, 3); PSNR_CAP when they are equal."""
-    mse = float(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2))
-    return PSNR_CAP if mse == 0.0 else min(PSNR_CAP, 10.0 * np.log10(255.0**2 / mse))
-
-
-def upright(frame: np.ndarray) -> np.ndarray:
-    """A reference frame (H, W, 3) in robosuite's OpenGL convention (row 0 at the bottom)
-    turned the way `mujoco.Renderer` returns images (row 0 at the top)."""
-    return np.ascontiguousarray(frame[::-1])
-
-
 @dataclass
 class ParityResult:
     """One parity run. Per-step arrays have T = steps rows, in metres: `eef` (T,),
@@ -92,7 +78,9 @@ class ParityResult:
     (robot, objects and fixtures, m), a check that both start from the same state;
     `contact_step` the first control step (1-based) in which the robot hit something in
     metasim's run (`contacts.robot_hit`: another body, itself, an arm joint limit; 0:
-    never), `contact_kind` what it hit first: the trajectories may part from there on."""
+    never), `contact_kind` what it hit first: the trajectories may part from there on;
+    `ref_moved[name]` how far (m) each object got from its initial position in the
+    reference (an untouched object that moves was not at rest)."""
 
     suite: str
     task: int
@@ -108,6 +96,7 @@ class ParityResult:
     init_body: float
     contact_step: int = 0
     contact_kind: str = ""
+    ref_moved: dict[str, float] = field(default_factory=dict)
     frames: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -159,7 +148,11 @@ class ParityResult:
             "eef_before_contact_max_mm": mm([self.eef[: self.free_steps].max(initial=0.0)])[0],
             "misses": self.misses(),
             "objects": {
-                n: {"max_mm": mm([e.max()])[0], "touched": self.touched[n]}
+                n: {
+                    "max_mm": mm([e.max()])[0],
+                    "touched": self.touched[n],
+                    "ref_moved_mm": mm([self.ref_moved.get(n, 0.0)])[0],
+                }
                 for n, e in self.objects.items()
             },
             "per_step": {
@@ -243,13 +236,6 @@ def _init_body_error(
     return worst
 
 
-def render_first_frame(compiled: CompiledScene, data: mujoco.MjData) -> np.ndarray:
-    """metasim's `agentview` frame (SIZE, SIZE, 3) uint8 of `data`, row 0 at the top."""
-    with mujoco.Renderer(compiled.model, height=SIZE, width=SIZE) as renderer:
-        renderer.update_scene(data, camera=CAMERA)
-        return renderer.render().copy()
-
-
 class ParityRunner:
     """Runs parity on tasks with one ReferenceSim (its worker is reused across tasks and
     inits; a task is loaded and compiled once)."""
@@ -303,6 +289,10 @@ class ParityRunner:
             n: np.linalg.norm(track["objects"][:, k] - ref_obj[:, ref_rows[n]], axis=1)
             for k, n in enumerate(info["objects"])
         }
+        ref_moved = {
+            n: float(np.linalg.norm(ref_obj[:, i] - state["body_xpos"][i], axis=1).max())
+            for n, i in ref_rows.items()
+        }
         return ParityResult(
             suite=suite,
             task=task,
@@ -318,6 +308,7 @@ class ParityRunner:
             init_body=init_body,
             contact_step=track["contact_step"],
             contact_kind=track["contact_kind"],
+            ref_moved=ref_moved,
             frames={"metasim": frame, "reference": ref_frame},
             seconds=sec,
         )

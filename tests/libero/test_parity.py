@@ -51,7 +51,9 @@ def test_cli_json_meets_the_targets_on_a_floor_task(
     )
     for key in ("eef_mm", "gripper_mm", "object_mm", "untouched_object_mm"):
         assert len(s["per_step"][key]) == 30
-    assert set(s["objects"]) and all(set(o) == {"max_mm", "touched"} for o in s["objects"].values())
+    assert set(s["objects"]) and all(
+        set(o) == {"max_mm", "touched", "ref_moved_mm"} for o in s["objects"].values()
+    )
     print(f"libero_object 4 init 7: eef {s['eef_max_mm']:.4f} mm, psnr {s['psnr_db']:.1f} dB")
     assert s["init_body_mm"] < 1e-3  # both start from the same state (fixtures included)
     assert s["eef_max_mm"] <= 1.0 and s["gripper_max_mm"] <= 1.0
