@@ -153,7 +153,8 @@ def report(rows: list[dict[str, Any]]) -> str:
                 f"{r['eef_max_mm']:.3f} | {r['untouched_object_max_mm']:.2f} | "
                 f"{r['psnr_db']:.1f} | {worst} |"
             )
-    failed = [r for r in rows if "error" in r]
+    ok = {(r["suite"], r["task"], r["init"]) for r in good}
+    failed = [r for r in rows if "error" in r and (r["suite"], r["task"], r["init"]) not in ok]
     if failed:
         lines += ["", "Runs that failed:", ""]
         lines += [f"- {r['suite']} {r['task']} init {r['init']}: {r['error']}" for r in failed]
