@@ -13,6 +13,7 @@ from metasim.cli import (
     collect_cmd,
     correlate_cmd,
     eval_cmd,
+    libero_cmd,
     recon_cmd,
     report_cmd,
     scene_cmds,
@@ -48,6 +49,7 @@ VERBS: dict[str, Verb] = {
     "correlate": Verb(correlate_cmd.add_parser, correlate_cmd.run),
     "report": Verb(report_cmd.add_parser, report_cmd.run),
     "schema": Verb(schema_cmd.add_parser, schema_cmd.run),
+    "libero": Verb(libero_cmd.add_parser, libero_cmd.run),
 }
 
 

@@ -8,7 +8,8 @@ reply is {"ok": true, ...} or {"ok": false, "error": "..."}. Arrays travel as
 {"__nd__": [dtype, shape, base64 of the C-order bytes]}; never pickle.
 
 Commands: tasks(suite) · load(suite, task, size, cameras) · reset(init, seed) ·
-step(actions (T, 7), render) · state · xml · controller · record(actions) · bench(steps) · close.
+step(actions (T, 7), render) · render · state · xml · controller · record(actions) · bench(steps) ·
+close.
 """
 
 from __future__ import annotations
@@ -147,13 +148,26 @@ class Worker:
         self.env.set_init_state(self.init_states[init % len(self.init_states)])
         return {"state": self.snapshot(render=False), "controller": self.controller()}
 
+    def _cameras(self, on: bool) -> None:
+        """Enable or disable the camera observables (rendering them is most of a step's
+        time; they never change the physics)."""
+        env = self.env.env
+        for cam in CAMERAS:
+            if f"{cam}_image" in env._observables:
+                env.modify_observable(f"{cam}_image", "enabled", on)
+
     def step(self, actions: list[list[float]], render: bool = False) -> dict[str, Any]:
+        """Step the actions; without `render` the cameras are not rendered at all."""
         steps = []
-        for action in np.asarray(actions, dtype=np.float64).reshape(-1, 7):
-            _, _, done, _ = self.env.step(action)
-            snap = self.snapshot(render=render)
-            snap["success"] = bool(done)
-            steps.append(snap)
+        self._cameras(render)
+        try:
+            for action in np.asarray(actions, dtype=np.float64).reshape(-1, 7):
+                _, _, done, _ = self.env.step(action)
+                snap = self.snapshot(render=render)
+                snap["success"] = bool(done)
+                steps.append(snap)
+        finally:
+            self._cameras(True)
         keys = steps[0].keys() if steps else []
         stacked = {k: np.stack([np.asarray(s[k]) for s in steps]) for k in keys}
         return {"steps": stacked, "controller": self.controller()}
@@ -259,6 +273,12 @@ class Worker:
             "cache_stale": not bool(c.new_update),
         }
 
+    def render(self) -> dict[str, Any]:
+        """The cameras' frames of the current state, as the env's observations return them
+        (`_get_observations(force_update=True)`: robosuite's OpenGL convention, upside down)."""
+        obs = self.env.env._get_observations(force_update=True)
+        return {cam: np.asarray(obs[f"{cam}_image"], dtype=np.uint8) for cam in CAMERAS}
+
     def state(self) -> dict[str, Any]:
         return {"state": self.snapshot(render=False), "controller": self.controller()}
 
@@ -283,6 +303,7 @@ def main() -> None:
         "reset": worker.reset,
         "step": worker.step,
         "state": worker.state,
+        "render": worker.render,
         "xml": worker.xml,
         "bench": worker.bench,
         "record": worker.record,

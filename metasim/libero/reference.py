@@ -207,9 +207,15 @@ class ReferenceSim:
         eef_pos (T, 3), eef_quat (T, 4) xyzw, grip_site_xmat (T, 9), gripper_qpos (T, 2),
         qpos (T, nq), qvel (T, nv), ctrl (T, nu), body_xpos (T, nbody, 3), body_xquat
         (T, nbody, 4) wxyz, success (T,), and with render the frames agentview and
-        robot0_eye_in_hand (T, H, W, 3) uint8 as robosuite returns them (upside down)."""
+        robot0_eye_in_hand (T, H, W, 3) uint8 as robosuite returns them (upside down).
+        Without `render` the cameras are not rendered during these steps (much faster)."""
         acts = np.asarray(actions, dtype=np.float64).reshape(-1, 7)
         return dict(self.call("step", actions=acts.tolist(), render=render)["steps"])
+
+    def render(self) -> dict[str, np.ndarray]:
+        """Frames of the current state: agentview and robot0_eye_in_hand (H, W, 3) uint8,
+        upside down as robosuite returns them (the task must be loaded with cameras)."""
+        return dict(self.call("render"))
 
     def state(self) -> tuple[dict[str, Any], dict[str, Any]]:
         reply = self.call("state")

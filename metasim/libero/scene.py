@@ -187,6 +187,15 @@ def build_scene(
             "pos": facts.robot_pos,
             "init_qpos": list(robot.INIT_QPOS),
         },
+        # robosuite's offscreen renderer: no collision geoms, no sites, MuJoCo's default
+        # headlight (ambient 0.1), znear 0.001 (robosuite's world): LIBERO's camera frames
+        # (first-frame PSNR 96 dB against the reference on libero_goal 0).
+        "render": {
+            "headlight_ambient": (0.1, 0.1, 0.1),
+            "znear": 0.001,
+            "hide_collision_geoms": True,
+            "hide_sites": True,
+        },
         "physics": {
             "timestep": 0.002,
             "integrator": "euler",

@@ -138,6 +138,10 @@ def compile_scene(
         raise MetasimInputError(
             str(source or scene.name), [f"MuJoCo cannot compile it: {exc}"]
         ) from None
+    if scene.render.hide_collision_geoms:
+        model.geom_group[model.geom_group == 0] = 3
+    if scene.render.hide_sites:
+        model.site_group[:] = 3
     substeps = max(1, round(1.0 / (scene.task.control_hz * model.opt.timestep)))
     index = _index(model, scene, robot)
     return CompiledScene(scene, source, robot, spec, model, index, substeps)
@@ -160,8 +164,11 @@ def _options(spec: mujoco.MjSpec, scene: Scene) -> None:
         if phys.cone == "elliptic"
         else mujoco.mjtCone.mjCONE_PYRAMIDAL
     )
-    spec.visual.headlight.ambient = [0.3, 0.3, 0.3]
-    spec.visual.headlight.diffuse = [0.4, 0.4, 0.4]
+    look = scene.render
+    spec.visual.headlight.ambient = list(look.headlight_ambient)
+    spec.visual.headlight.diffuse = list(look.headlight_diffuse)
+    if look.znear is not None:
+        spec.visual.map.znear = look.znear
 
 
 def _material(spec: mujoco.MjSpec, mat: MaterialSpec, base_dir: Path) -> None:

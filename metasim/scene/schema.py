@@ -281,6 +281,18 @@ class LightSpec(Strict):
     castshadow: bool = True
 
 
+class RenderSpec(Strict):
+    """How cameras draw the scene (what image policies see); physics is untouched.
+    `hide_collision_geoms` draws only visual geoms (MuJoCo group-0 geoms are moved to
+    group 3, off by default), `hide_sites` hides every site; LIBERO's renderer does both."""
+
+    headlight_ambient: Vec3 = (0.3, 0.3, 0.3)
+    headlight_diffuse: Vec3 = (0.4, 0.4, 0.4)
+    znear: PositiveFloat | None = None  # near clip plane as a fraction of the extent
+    hide_collision_geoms: bool = False
+    hide_sites: bool = False
+
+
 class PhysicsSpec(Strict):
     timestep: Annotated[float, Field(gt=0, le=0.05)] = 0.002
     gravity: Vec3 = (0.0, 0.0, -9.81)
@@ -303,6 +315,7 @@ class Scene(Strict):
     description: str = ""
     robot: RobotSpec = RobotSpec()
     physics: PhysicsSpec = PhysicsSpec()
+    render: RenderSpec = RenderSpec()
     materials: list[MaterialSpec] = []
     fixtures: list[FixtureSpec] = []
     objects: list[ObjectSpec] = []
@@ -361,6 +374,7 @@ __all__ = [
     "Predicate",
     "Quat",
     "Region",
+    "RenderSpec",
     "RobotSpec",
     "Scene",
     "Strict",

@@ -14,6 +14,7 @@ import pytest
 
 from metasim.control.osc import OscIndex, OscPose, arm_at, read_arm, step_osc
 from metasim.libero import paths
+from metasim.libero.parity import smooth_actions
 from metasim.libero.reference import ReferenceSim
 
 SITE = "gripper0_grip_site"
@@ -25,18 +26,6 @@ GRIPPER = ["gripper0_gripper_finger_joint1", "gripper0_gripper_finger_joint2"]
 def goal_task(ref: ReferenceSim) -> dict[str, Any]:
     """libero_goal task 0 loaded state-only (no renderer)."""
     return ref.load("libero_goal", 0, cameras=False)
-
-
-def smooth_actions(steps: int, seed: int = 0) -> np.ndarray:
-    """(steps, 7) low-pass filtered random osc_pose actions in [-1, 1]; the gripper
-    toggles every 25 steps."""
-    rng = np.random.default_rng(seed)
-    out = np.zeros((steps, 7))
-    for t in range(1, steps):
-        out[t] = 0.8 * out[t - 1] + 0.5 * rng.normal(size=7)
-    out = np.clip(out, -1.0, 1.0)
-    out[:, 6] = np.where((np.arange(steps) // 25) % 2 == 0, -1.0, 1.0)
-    return out
 
 
 def test_lists_the_130_tasks_with_their_bddl_language(ref: ReferenceSim) -> None:

@@ -1,0 +1,98 @@
+"""`metasim libero parity --suite S --task I --init K [--steps N] [--seed R] [--json]
+[--frames DIR]`: an imported LIBERO task against LIBERO's own simulator."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def add_parser(verbs: Any) -> None:
+    """Add the `libero` verb and its sub-verb `parity` to the `metasim` parser's `verbs`."""
+    lib = verbs.add_parser("libero", help="LIBERO tools (parity against the reference simulator)")
+    sub = lib.add_subparsers(dest="libero_verb", required=True, parser_class=type(lib))
+    par = sub.add_parser(
+        "parity",
+        help="run the reference and metasim from one init state with the same seeded "
+        "smooth random osc_pose actions; print per-step errors and the first frame's PSNR",
+    )
+    par.add_argument("--suite", required=True, help="libero_spatial|object|goal|10|90")
+    par.add_argument("--task", type=int, required=True, help="task index in LIBERO's order")
+    par.add_argument("--init", type=int, required=True, help="init state index (0..49)")
+    par.add_argument("--steps", type=int, default=100, help="control steps (20 Hz)")
+    par.add_argument("--seed", type=int, default=0, help="seeds the actions and env.reset")
+    par.add_argument("--json", action="store_true", help="print the summary as JSON")
+    par.add_argument("--frames", metavar="DIR", help="write both first agentview frames as PNG")
+
+
+def _rows(steps: int) -> list[int]:
+    """About 20 step indexes (0-based) to print, the last one included."""
+    every = max(1, steps // 20)
+    return sorted({*range(every - 1, steps, every), steps - 1})
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    """A readable per-step table (mm) and the totals of a `ParityResult.summary()`."""
+    s, per = summary, summary["per_step"]
+    lines = [
+        f"{s['suite']} task {s['task']} ({s['name']}), init {s['init']}, "
+        f"{s['steps']} steps, seed {s['seed']}",
+        f"{'step':>5} {'eef mm':>10} {'gripper mm':>11} {'objects mm':>11} {'untouched mm':>13}",
+    ]
+    for t in _rows(s["steps"]):
+        lines.append(
+            f"{t + 1:>5} {per['eef_mm'][t]:>10.4f} {per['gripper_mm'][t]:>11.4f} "
+            f"{per['object_mm'][t]:>11.4f} {per['untouched_object_mm'][t]:>13.4f}"
+        )
+    lines.append("objects: max error mm, how far it moved in the reference mm")
+    for name, o in s["objects"].items():
+        lines.append(
+            f"  {name:<32} {o['max_mm']:>10.4f} {o['ref_moved_mm']:>10.2f}  "
+            f"{'touched' if o['touched'] else ''}"
+        )
+    lines += [
+        f"end effector: max {s['eef_max_mm']:.4f} mm, median {s['eef_median_mm']:.4f} mm "
+        "(target <= 1 mm)",
+        f"gripper: max {s['gripper_max_mm']:.4f} mm",
+        f"untouched objects: max {s['untouched_object_max_mm']:.4f} mm (target <= 1 mm)",
+        f"first agentview frame: PSNR {s['psnr_db']:.2f} dB (target >= 30 dB)",
+        f"bodies right after the init state: max {s['init_body_mm']:.4f} mm apart",
+        f"robot first hit something: step {s['contact_step'] or 'never'} "
+        f"({s['contact_kind'] or '-'}); end effector before that: "
+        f"max {s['eef_before_contact_max_mm']:.4f} mm",
+        "misses: " + (", ".join(s["misses"]) or "none"),
+    ]
+    return "\n".join(lines)
+
+
+def _save_frames(folder: str, frames: dict[str, np.ndarray]) -> None:
+    from PIL import Image
+
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, image in frames.items():
+        Image.fromarray(image).save(out / f"agentview_{name}.png")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `metasim libero parity`; exit 0 (the misses are printed, not an error), 1 when the
+    reference simulator cannot run, 2 for bad arguments."""
+    from metasim.libero import parity
+    from metasim.libero.reference import RefSimError
+
+    parity.check_args(args.suite, args.task, args.init, args.steps)
+    try:
+        result = parity.run_parity(args.suite, args.task, args.init, args.steps, args.seed)
+    except RefSimError as exc:
+        sys.stderr.write(f"error: the LIBERO reference simulator failed: {exc}\n")
+        return 1
+    if args.frames:
+        _save_frames(args.frames, result.frames)
+    summary = result.summary()
+    print(json.dumps(summary) if args.json else format_table(summary))
+    return 0
