@@ -128,7 +128,7 @@ def test_the_image_is_robosuites_frame_rotated_180_as_openpi_sends_it(
     print("agentview PSNR vs openpi's preprocessing of the reference frame:", scores)
     # Fixture placements are not synced with the reference here (LIBERO re-samples them at
     # every reset; the parity tool copies them and measures first-frame PSNR properly), so
-    # the absolute figure is modest (16.1 dB measured); the orientation is what is tested:
-    # every other flip or rotation scores at least 4 dB worse (measured 4.6 to 5.7 dB).
-    assert scores["as sent"] >= 15.0, scores
-    assert all(scores["as sent"] > v + 4.0 for k, v in scores.items() if k != "as sent"), scores
+    # the absolute figure is below the parity tool's (26.6 dB measured); the orientation is
+    # what is tested: every other flip or rotation scores at least 10 dB worse (14.6-16.2).
+    assert scores["as sent"] >= 20.0, scores
+    assert all(scores["as sent"] > v + 10.0 for k, v in scores.items() if k != "as sent"), scores
