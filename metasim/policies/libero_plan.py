@@ -1,0 +1,167 @@
+"""What the LIBERO expert plans from: the pick-and-place goal of a task, and the grasp and
+place geometry it reads from the model and the privileged observation.
+
+A goal the expert can solve is one atom (`site_in`, `site_on` or `resting_on`; a
+conjunction of one) moving one object onto or into a target: every libero_spatial and
+libero_object task. Heights come from the objects' collision boxes (`body_extent`), not
+their body origins, which LIBERO's models put anywhere (a can's origin is its centre, a
+bowl's its bottom).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import mujoco
+import numpy as np
+
+from metasim.policies.base import PolicyContext
+from metasim.rotations import quat_to_mat
+from metasim.scene.schema import AllOf
+from metasim.scene.schema_libero import RestingOn, SiteIn, SiteOn
+from metasim.tasks.predicates import body_extent
+
+Mode = Literal["resting_on", "site_on", "site_in"]
+GRIPPER_SPAN = 0.074  # widest object side the open Panda gripper (8 cm) closes on, with margin
+FINGER_BELOW = 0.0135  # the fingers' lowest point below the grip site (robosuite's Panda)
+PALM_ABOVE = 0.049  # the hand's lowest point (the fingers' roots) above the grip site
+RIM_INSET = 0.006  # from a wide object's outer edge to where the fingers pinch its wall
+
+
+@dataclass(frozen=True)
+class PlaceGoal:
+    """One object to move (`obj`, its index in the env's objects) onto or into a target.
+
+    `support`: the object it must rest on (resting_on), or `site`: the region site
+    (site_on / site_in) with `site_half` its box half sizes (3,)."""
+
+    mode: Mode
+    obj: int
+    obj_center: np.ndarray  # (3,) centre of its collision boxes, body frame
+    obj_half: np.ndarray  # (3,) their half sizes, body frame
+    support: int | None = None
+    support_center: np.ndarray | None = None
+    support_half: np.ndarray | None = None
+    site: int | None = None
+    site_half: np.ndarray | None = None
+
+
+def _atom(ctx: PolicyContext) -> Any:
+    node: Any = ctx.compiled.scene.task.success
+    while isinstance(node, AllOf) and len(node.all) == 1:
+        node = node.all[0]
+    if isinstance(node, RestingOn | SiteOn | SiteIn):
+        return node
+    if isinstance(node, AllOf):
+        kinds = [next(iter(p.model_dump())) for p in node.all]
+        raise ValueError(
+            f"the libero_expert moves one object onto or into a target; the goal of scene "
+            f"{ctx.compiled.scene.name!r} is a conjunction of {len(kinds)} atoms {kinds}"
+        )
+    kind = next(iter(node.model_dump()), type(node).__name__)
+    raise ValueError(
+        f"the libero_expert solves pick-and-place goals (site_in, site_on, resting_on); the "
+        f"goal of scene {ctx.compiled.scene.name!r} is the predicate {kind!r}"
+    )
+
+
+def _extent(ctx: PolicyContext, name: str) -> tuple[np.ndarray, np.ndarray]:
+    idx = ctx.compiled.index
+    return body_extent(ctx.compiled, int(idx.object_body[ctx.object_names.index(name)]))
+
+
+def _object(ctx: PolicyContext, name: str, role: str) -> int:
+    if name not in ctx.object_names:
+        raise ValueError(f"the libero_expert needs {role} {name!r} to be a free object")
+    return ctx.object_names.index(name)
+
+
+def site_half_world(ctx: PolicyContext, site: str) -> np.ndarray:
+    """(3,) half sizes of a region site's box in the world at the model's reference pose
+    (|R @ size|, as LIBERO's `in_box`; region sites keep their orientation)."""
+    m = ctx.compiled.model
+    data = mujoco.MjData(m)
+    mujoco.mj_kinematics(m, data)
+    sid = m.site(site).id
+    mat = data.site_xmat[sid].reshape(3, 3)
+    return np.asarray(np.abs(mat @ m.site_size[sid]))
+
+
+def place_goal(ctx: PolicyContext) -> PlaceGoal:
+    """The task's pick-and-place goal; a ValueError naming the predicate otherwise."""
+    atom = _atom(ctx)
+    if isinstance(atom, RestingOn):
+        a, b = atom.resting_on.object, atom.resting_on.support
+        oc, oh = _extent(ctx, a)
+        sc, sh = _extent(ctx, b)
+        obj, sup = _object(ctx, a, "the object"), _object(ctx, b, "the support")
+        return PlaceGoal("resting_on", obj, oc, oh, support=sup, support_center=sc, support_half=sh)
+    args = atom.site_on if isinstance(atom, SiteOn) else atom.site_in
+    mode: Mode = "site_on" if isinstance(atom, SiteOn) else "site_in"
+    if args.site not in ctx.fixture_sites:
+        raise ValueError(f"the libero_expert found no region site {args.site!r}")
+    oc, oh = _extent(ctx, args.object)
+    return PlaceGoal(
+        mode,
+        _object(ctx, args.object, "the object"),
+        oc,
+        oh,
+        site=ctx.fixture_sites.index(args.site),
+        site_half=site_half_world(ctx, args.site),
+    )
+
+
+def world_box(
+    pos: np.ndarray, quat: np.ndarray, center: np.ndarray, half: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """World axis-aligned box of a body's collision boxes: pos (B, 3), quat (B, 4) wxyz,
+    center/half (3,) in the body frame -> (centre (B, 3), half (B, 3), rotation (B, 3, 3))."""
+    rot = quat_to_mat(quat)
+    return pos + rot @ center, np.abs(rot) @ half, rot
+
+
+@dataclass(frozen=True)
+class Grasp:
+    """Per env: where the grip site goes (B, 3), the world direction angle (B,) along
+    which the fingers close, and its period (B,): pi, or pi/2 for a square side."""
+
+    point: np.ndarray
+    closing: np.ndarray
+    period: np.ndarray
+
+
+def plan_grasp(
+    center: np.ndarray, half: np.ndarray, rot: np.ndarray, body_half: np.ndarray, ee: np.ndarray
+) -> Grasp:
+    """Grasp of an object from its world box (centre, half (B, 3)), its rotation (B, 3, 3)
+    and body-frame half sizes (3,), for a hand at `ee` (B, 3).
+
+    An object whose narrower horizontal side fits the gripper is taken at its centre,
+    fingers closing across that side, as low as the palm clears its top and the fingers
+    clear its support (a flat box: the fingertips just above the table; a bottle: 3.5 cm
+    below its top). A wider one (a bowl, a plate) is pinched by its wall on the side
+    nearest the hand, fingers closing along the radius."""
+    b = center.shape[0]
+    vertical = np.argmax(np.abs(rot[:, 2, :]), axis=1)  # (B,) the body axis nearest world z
+    axes = np.array([[1, 2], [0, 2], [0, 1]])[vertical]  # (B, 2) the two horizontal ones
+    halves = body_half[axes]  # (B, 2)
+    narrow = np.take_along_axis(axes, np.argmin(halves, axis=1)[:, None], axis=1)[:, 0]
+    across = rot[np.arange(b), :, narrow]  # (B, 3) world direction of the narrow side
+    closing = np.arctan2(across[:, 1], across[:, 0])
+    square = np.abs(halves[:, 0] - halves[:, 1]) < 0.004  # or round: either side will do
+    period = np.where(square, np.pi / 2, np.pi)
+    top = center[:, 2] + half[:, 2]
+    bottom = center[:, 2] - half[:, 2]
+    point = center.copy()
+    point[:, 2] = np.maximum(bottom + FINGER_BELOW + 0.0015, top - PALM_ABOVE + 0.014)
+    wide = 2 * halves.min(axis=1) > GRIPPER_SPAN
+    if wide.any():
+        toward = ee[wide, :2] - center[wide, :2]
+        toward /= np.maximum(np.linalg.norm(toward, axis=1, keepdims=True), 1e-9)
+        radius = halves[wide].max(axis=1) - RIM_INSET
+        point[wide, :2] = center[wide, :2] + toward * radius[:, None]
+        point[wide, 2] = top[wide] - 0.015
+        closing[wide] = np.arctan2(toward[:, 1], toward[:, 0])
+        period[wide] = np.pi
+    return Grasp(point, closing, period)
