@@ -54,6 +54,21 @@ def _capped(vec: np.ndarray, cap: np.ndarray | float) -> np.ndarray:
     return np.asarray(vec * np.minimum(1.0, np.asarray(cap).reshape(-1, 1) / np.maximum(norm, 1e-9)))
 
 
+def _path_tops(
+    center: np.ndarray, half: np.ndarray, held: int, start: np.ndarray, end: np.ndarray
+) -> np.ndarray:
+    """(B,) highest top of the objects other than `held` that lie within 10 cm of the
+    x-y segment start -> end (B, 2) the held object travels (-inf if none)."""
+    seg = end - start
+    t = np.einsum("bnj,bj->bn", center[:, :, :2] - start[:, None], seg)
+    t = np.clip(t / np.maximum(np.einsum("bj,bj->b", seg, seg), 1e-9)[:, None], 0.0, 1.0)
+    nearest = start[:, None] + t[:, :, None] * seg[:, None]
+    dist = np.linalg.norm(center[:, :, :2] - nearest, axis=2) - half[:, :, :2].max(axis=2)
+    tops = np.where(dist < 0.10, center[:, :, 2] + half[:, :, 2], -np.inf)
+    tops[:, held] = -np.inf
+    return np.asarray(tops.max(axis=1))
+
+
 class LiberoExpert:
     """Vectorized phase machine for one LIBERO pick-and-place task (B envs)."""
 
@@ -178,7 +193,7 @@ class LiberoExpert:
         if done.any():
             self.hold[done] = obj_pos[done] - ee[done]
             self.grip_h[done] = (ee[:, 2] - bottom)[done]
-            others = np.delete(center[:, :, 2] + half[:, :, 2], i, axis=1).max(axis=1, initial=-np.inf)
+            others = _path_tops(center, half, i, center[:, i, :2], goal_xy)
             lift_to = np.maximum.reduce([clear + 0.05, others + 0.03, bottom + 0.06])
             self.carry_z[done] = (ee[:, 2] + lift_to - bottom)[done]
         self._enter(done, LIFT, nxt, ee)
@@ -200,7 +215,8 @@ class LiberoExpert:
 
         m = ph == LOWER
         target[m] = place[m] + np.array([0.0, 0.0, 0.004])
-        speed[m], grip[m] = 0.4, self.close_cmd
+        speed[m] = np.where(ee[:, 2] - target[:, 2] > 0.04, 1.0, 0.4)[m]
+        grip[m] = self.close_cmd
         done = (np.abs(target[:, 2] - ee[:, 2]) < 0.004) | ((c >= 6) & (moved < 5e-4)) | (c >= 60)
         self._enter(m & done, RELEASE, nxt, ee)
         self._retry(m & ~held, nxt)
