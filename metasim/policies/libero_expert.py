@@ -156,7 +156,9 @@ class LiberoExpert:
         obj_pos = np.asarray(s["object_pos"], dtype=np.float64)[:, i]
         bottom = center[:, i, 2] - half[:, i, 2]
         goal_xy, surface, clear = self._target(s, center, half)
-        grasp = plan_grasp(center[:, i], half[:, i], rot[:, i], self.goal.obj_half, ee)
+        grasp = plan_grasp(
+            center[:, i], half[:, i], rot[:, i], self.goal.obj_half, ee, 0.004 * self.retries
+        )
         cur = np.arctan2(rot_ee[:, 1, 0], rot_ee[:, 0, 0])  # the fingers' closing direction
         want = cur - wrap(cur - grasp.closing, grasp.period)
         held = np.linalg.norm(obj_pos - ee - self.hold, axis=1) < HOLD_SLIP
@@ -184,7 +186,7 @@ class LiberoExpert:
         m = ph == DESCEND
         target[m], closing[m], speed[m] = grasp.point[m], want[m], 0.5
         stalled = (c >= 6) & (moved < 5e-4)
-        done = (np.linalg.norm(grasp.point - ee, axis=1) < 0.006) | stalled | (c >= 50)
+        done = (np.linalg.norm(grasp.point - ee, axis=1) < 0.004) | stalled | (c >= 50)
         self._enter(m & done, CLOSE, nxt, ee)
 
         m = ph == CLOSE

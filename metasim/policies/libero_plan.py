@@ -132,7 +132,12 @@ class Grasp:
 
 
 def plan_grasp(
-    center: np.ndarray, half: np.ndarray, rot: np.ndarray, body_half: np.ndarray, ee: np.ndarray
+    center: np.ndarray,
+    half: np.ndarray,
+    rot: np.ndarray,
+    body_half: np.ndarray,
+    ee: np.ndarray,
+    deeper: np.ndarray | float = 0.0,
 ) -> Grasp:
     """Grasp of an object from its world box (centre, half (B, 3)), its rotation (B, 3, 3)
     and body-frame half sizes (3,), for a hand at `ee` (B, 3).
@@ -141,7 +146,8 @@ def plan_grasp(
     fingers closing across that side, as low as the palm clears its top and the fingers
     clear its support (a flat box: the fingertips just above the table; a bottle: 3.5 cm
     below its top). A wider one (a bowl, a plate) is pinched by its wall on the side
-    nearest the hand, fingers closing along the radius."""
+    nearest the hand, fingers closing along the radius, `deeper` (B,) m lower than the
+    first try (a retry after a pinch that slipped)."""
     b = center.shape[0]
     vertical = np.argmax(np.abs(rot[:, 2, :]), axis=1)  # (B,) the body axis nearest world z
     axes = np.array([[1, 2], [0, 2], [0, 1]])[vertical]  # (B, 2) the two horizontal ones
@@ -161,7 +167,7 @@ def plan_grasp(
         toward /= np.maximum(np.linalg.norm(toward, axis=1, keepdims=True), 1e-9)
         radius = halves[wide].max(axis=1) - RIM_INSET
         point[wide, :2] = center[wide, :2] + toward * radius[:, None]
-        point[wide, 2] = top[wide] - 0.015
+        point[wide, 2] = top[wide] - 0.018 - np.broadcast_to(deeper, (b,))[wide]
         closing[wide] = np.arctan2(toward[:, 1], toward[:, 0])
         period[wide] = np.pi
     return Grasp(point, closing, period)
