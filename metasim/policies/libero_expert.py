@@ -21,7 +21,12 @@ import numpy as np
 from metasim.envs.vec_env import CameraView
 from metasim.policies.base import PolicyContext, PolicyOptions, register_policy
 from metasim.policies.conventions import GRIPPERS
-from metasim.policies.libero_plan import PlaceGoal, place_goal, plan_grasp, world_box
+from metasim.policies.libero_plan import (
+    PlaceGoal,
+    fixture_boxes,
+    place_goal,
+    plan_grasp,
+)
 from metasim.rotations import mat_to_axis_angle, quat_to_mat
 
 APPROACH, DESCEND, CLOSE, LIFT, CARRY, LOWER, RELEASE, RETREAT = range(8)
@@ -69,6 +74,19 @@ def _path_tops(
     return np.asarray(tops.max(axis=1))
 
 
+def robot_base_xy(ctx: PolicyContext) -> np.ndarray:
+    """(2,) x-y of the robot's root body in the world."""
+    import mujoco
+
+    m = ctx.compiled.model
+    data = mujoco.MjData(m)
+    mujoco.mj_kinematics(m, data)
+    for b in range(1, m.nbody):
+        if m.body_parentid[b] == 0 and m.body(b).name.startswith("robot/"):
+            return np.asarray(data.xpos[b, :2].copy())
+    return np.zeros(2)
+
+
 class LiberoExpert:
     """Vectorized phase machine for one LIBERO pick-and-place task (B envs)."""
 
@@ -94,6 +112,8 @@ class LiberoExpert:
         ext = [body_extent(ctx.compiled, int(b)) for b in idx.object_body]
         self.centers = np.array([e[0] for e in ext]).reshape(-1, 3)  # (n_obj, 3)
         self.halves = np.array([e[1] for e in ext]).reshape(-1, 3)
+        self.base_xy = robot_base_xy(ctx)
+        self.fixtures = fixture_boxes(ctx)
         n = ctx.num_envs
         self.num_envs = n
         self.phase = np.zeros(n, dtype=np.int64)
@@ -156,8 +176,19 @@ class LiberoExpert:
         obj_pos = np.asarray(s["object_pos"], dtype=np.float64)[:, i]
         bottom = center[:, i, 2] - half[:, i, 2]
         goal_xy, surface, clear = self._target(s, center, half)
+        fc, fh = self.fixtures.at(np.asarray(s["fixture_body_pos"], dtype=np.float64))
+        others = (
+            np.concatenate([np.delete(center, i, axis=1), fc], axis=1),
+            np.concatenate([np.delete(half, i, axis=1), fh], axis=1),
+        )
         grasp = plan_grasp(
-            center[:, i], half[:, i], rot[:, i], self.goal.obj_half, ee, 0.004 * self.retries
+            center[:, i],
+            half[:, i],
+            rot[:, i],
+            self.goal.obj_half,
+            others,
+            self.base_xy,
+            self.retries,
         )
         cur = np.arctan2(rot_ee[:, 1, 0], rot_ee[:, 0, 0])  # the fingers' closing direction
         want = cur - wrap(cur - grasp.closing, grasp.period)

@@ -112,6 +112,46 @@ def place_goal(ctx: PolicyContext) -> PlaceGoal:
     )
 
 
+@dataclass(frozen=True)
+class FixtureBoxes:
+    """The fixtures' collision geoms as world boxes relative to their bodies: `body` (k,)
+    index into the env's fixture bodies, `offset` (k, 3) from the body origin, `half`
+    (k, 3). Fixture parts translate (drawers) but keep their reference orientation."""
+
+    body: np.ndarray
+    offset: np.ndarray
+    half: np.ndarray
+
+    def at(self, body_pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(centres, halves) (B, k, 3) from the fixture bodies' positions (B, nb, 3)."""
+        b = body_pos.shape[0]
+        return body_pos[:, self.body] + self.offset, np.broadcast_to(self.half, (b, *self.half.shape))
+
+
+def fixture_boxes(ctx: PolicyContext) -> FixtureBoxes:
+    """Every colliding geom of the fixtures (not the arena's), at the reference pose."""
+    m = ctx.compiled.model
+    data = mujoco.MjData(m)
+    mujoco.mj_kinematics(m, data)
+    body, offset, half = [], [], []
+    for k, name in enumerate(ctx.fixture_bodies):
+        if name.startswith("arena/"):
+            continue
+        bid = m.body(name).id
+        for g in np.flatnonzero(m.geom_bodyid == bid):
+            if m.geom_contype[g] == 0 and m.geom_conaffinity[g] == 0:
+                continue
+            rot = data.geom_xmat[g].reshape(3, 3)
+            body.append(k)
+            offset.append(data.geom_xpos[g] + rot @ m.geom_aabb[g, :3] - data.xpos[bid])
+            half.append(np.abs(rot) @ m.geom_aabb[g, 3:])
+    return FixtureBoxes(
+        np.array(body, dtype=np.int64),
+        np.array(offset).reshape(-1, 3),
+        np.array(half).reshape(-1, 3),
+    )
+
+
 def world_box(
     pos: np.ndarray, quat: np.ndarray, center: np.ndarray, half: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -131,24 +171,60 @@ class Grasp:
     period: np.ndarray
 
 
+def rim_side(
+    center: np.ndarray,
+    radius: np.ndarray,
+    z: np.ndarray,
+    others: tuple[np.ndarray, np.ndarray],
+    base_xy: np.ndarray,
+    turn: np.ndarray,
+    n: int = 16,
+) -> np.ndarray:
+    """(B, 2) unit x-y direction from a wide object's centre (B, 3) to the side of its
+    wall the hand pinches: of `n` directions, the one whose outer finger (8 cm outside
+    the wall at `radius` (B,)) is farthest (up to 4 cm) from the other objects' boxes
+    (`others`: centres and halves (B, k, 3)) that reach above the fingertips at grip
+    height `z` (B,); ties go to the side facing the robot's base (x-y `base_xy` (2,)),
+    turned by `turn` (B,) rad (a retry pinches another side)."""
+    ang = np.linspace(0.0, 2 * np.pi, n, endpoint=False)
+    u = np.stack([np.cos(ang), np.sin(ang)], 1)  # (n, 2)
+    finger = center[:, None, :2] + (radius[:, None, None] + 0.045) * u[None]  # (B, n, 2)
+    oc, oh = others
+    gap = np.abs(finger[:, :, None] - oc[:, None, :, :2]) - oh[:, None, :, :2] - 0.012
+    dist = np.linalg.norm(np.maximum(gap, 0.0), axis=3)  # (B, n, k)
+    tall = (oc[:, :, 2] + oh[:, :, 2]) > (z - FINGER_BELOW - 0.005)[:, None]  # (B, k)
+    dist = np.where(tall[:, None], dist, np.inf)
+    clear = np.minimum(dist.min(axis=2, initial=np.inf), 0.04)  # (B, n)
+    home = base_xy[None] - center[:, :2]
+    home /= np.maximum(np.linalg.norm(home, axis=1, keepdims=True), 1e-9)
+    c, s = np.cos(turn), np.sin(turn)
+    home = np.stack([c * home[:, 0] - s * home[:, 1], s * home[:, 0] + c * home[:, 1]], 1)
+    score = clear + 0.01 * np.einsum("nj,bj->bn", u, home)
+    return np.asarray(u[np.argmax(score, axis=1)])
+
+
 def plan_grasp(
     center: np.ndarray,
     half: np.ndarray,
     rot: np.ndarray,
     body_half: np.ndarray,
-    ee: np.ndarray,
-    deeper: np.ndarray | float = 0.0,
+    others: tuple[np.ndarray, np.ndarray],
+    base_xy: np.ndarray,
+    retries: np.ndarray | None = None,
 ) -> Grasp:
     """Grasp of an object from its world box (centre, half (B, 3)), its rotation (B, 3, 3)
-    and body-frame half sizes (3,), for a hand at `ee` (B, 3).
+    and body-frame half sizes (3,); `others`: the other objects' world boxes (centres,
+    halves (B, k, 3)); `base_xy` (2,): the robot's base.
 
     An object whose narrower horizontal side fits the gripper is taken at its centre,
     fingers closing across that side, as low as the palm clears its top and the fingers
     clear its support (a flat box: the fingertips just above the table; a bottle: 3.5 cm
     below its top). A wider one (a bowl, a plate) is pinched by its wall on the side
-    nearest the hand, fingers closing along the radius, `deeper` (B,) m lower than the
-    first try (a retry after a pinch that slipped)."""
+    where the outer finger is clear of other objects (`rim_side`), fingers closing along
+    the radius; after a slip (`retries` (B,) > 0) 4 mm deeper per retry, on a side turned
+    by 90 degrees per retry."""
     b = center.shape[0]
+    tries = np.zeros(b) if retries is None else np.asarray(retries, dtype=np.float64)
     vertical = np.argmax(np.abs(rot[:, 2, :]), axis=1)  # (B,) the body axis nearest world z
     axes = np.array([[1, 2], [0, 2], [0, 1]])[vertical]  # (B, 2) the two horizontal ones
     halves = body_half[axes]  # (B, 2)
@@ -163,11 +239,12 @@ def plan_grasp(
     point[:, 2] = np.maximum(bottom + FINGER_BELOW + 0.0015, top - PALM_ABOVE + 0.014)
     wide = 2 * halves.min(axis=1) > GRIPPER_SPAN
     if wide.any():
-        toward = ee[wide, :2] - center[wide, :2]
-        toward /= np.maximum(np.linalg.norm(toward, axis=1, keepdims=True), 1e-9)
         radius = halves[wide].max(axis=1) - RIM_INSET
-        point[wide, :2] = center[wide, :2] + toward * radius[:, None]
-        point[wide, 2] = top[wide] - 0.018 - np.broadcast_to(deeper, (b,))[wide]
-        closing[wide] = np.arctan2(toward[:, 1], toward[:, 0])
+        z = top[wide] - 0.018 - 0.004 * np.minimum(tries[wide], 2)
+        others_w = (others[0][wide], others[1][wide])
+        side = rim_side(center[wide], radius, z, others_w, base_xy, tries[wide] * np.pi / 2)
+        point[wide, :2] = center[wide, :2] + side * radius[:, None]
+        point[wide, 2] = z
+        closing[wide] = np.arctan2(side[:, 1], side[:, 0])
         period[wide] = np.pi
     return Grasp(point, closing, period)
