@@ -56,7 +56,9 @@ def down_frame(closing: np.ndarray) -> np.ndarray:
 def _capped(vec: np.ndarray, cap: np.ndarray | float) -> np.ndarray:
     """(B, 3) vectors scaled down to norm `cap` at most."""
     norm = np.linalg.norm(vec, axis=1, keepdims=True)
-    return np.asarray(vec * np.minimum(1.0, np.asarray(cap).reshape(-1, 1) / np.maximum(norm, 1e-9)))
+    return np.asarray(
+        vec * np.minimum(1.0, np.asarray(cap).reshape(-1, 1) / np.maximum(norm, 1e-9))
+    )
 
 
 def _path_tops(
@@ -117,14 +119,14 @@ class LiberoExpert:
         n = ctx.num_envs
         self.num_envs = n
         self.phase = np.zeros(n, dtype=np.int64)
-        self.count = np.zeros(n, dtype=np.int64)
+        self.count: np.ndarray = np.zeros(n, dtype=np.int64)
         self.retries = np.zeros(n, dtype=np.int64)
         self.anchor = np.zeros((n, 3))
         self.hold = np.zeros((n, 3))  # object origin - grip site while held
         self.grip_h = np.zeros(n)  # grip-site height above the object's bottom when grasped
         self.carry_z = np.zeros(n)  # grip-site height while carrying
         self.closing = np.full(n, np.pi / 2)  # the fingers' closing direction, once grasped
-        self.prev_ee = np.zeros((n, 3))
+        self.prev_ee: np.ndarray = np.zeros((n, 3))
 
     def reset(self, instruction: str, env_ids: np.ndarray | None = None) -> None:
         ids = np.arange(self.num_envs) if env_ids is None else np.asarray(env_ids)
@@ -210,7 +212,9 @@ class LiberoExpert:
 
         m = ph == APPROACH
         target[m], closing[m] = above[m], want[m]
-        rot_err = np.linalg.norm(mat_to_axis_angle(down_frame(want) @ rot_ee.transpose(0, 2, 1)), axis=1)
+        rot_err = np.linalg.norm(
+            mat_to_axis_angle(down_frame(want) @ rot_ee.transpose(0, 2, 1)), axis=1
+        )
         near = np.linalg.norm(above - ee, axis=1) < 0.015
         nxt[m & ((near & (rot_err < 0.1)) | (c >= 80))] = DESCEND
 
@@ -226,8 +230,8 @@ class LiberoExpert:
         if done.any():
             self.hold[done] = obj_pos[done] - ee[done]
             self.grip_h[done] = (ee[:, 2] - bottom)[done]
-            others = _path_tops(center, half, i, center[:, i, :2], goal_xy)
-            lift_to = np.maximum.reduce([clear + 0.05, others + 0.03, bottom + 0.06])
+            path_top = _path_tops(center, half, i, center[:, i, :2], goal_xy)
+            lift_to = np.maximum.reduce([clear + 0.05, path_top + 0.03, bottom + 0.06])
             self.carry_z[done] = (ee[:, 2] + lift_to - bottom)[done]
         self._enter(done, LIFT, nxt, ee)
 

@@ -125,7 +125,9 @@ class FixtureBoxes:
     def at(self, body_pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(centres, halves) (B, k, 3) from the fixture bodies' positions (B, nb, 3)."""
         b = body_pos.shape[0]
-        return body_pos[:, self.body] + self.offset, np.broadcast_to(self.half, (b, *self.half.shape))
+        return body_pos[:, self.body] + self.offset, np.broadcast_to(
+            self.half, (b, *self.half.shape)
+        )
 
 
 def fixture_boxes(ctx: PolicyContext) -> FixtureBoxes:
