@@ -16,6 +16,7 @@ from typing import Any, Literal
 import mujoco
 import numpy as np
 
+from metasim.errors import MetasimInputError
 from metasim.policies.base import PolicyContext
 from metasim.rotations import quat_to_mat
 from metasim.scene.schema import AllOf
@@ -47,22 +48,33 @@ class PlaceGoal:
     site_half: np.ndarray | None = None
 
 
+class UnsolvableGoal(MetasimInputError, ValueError):
+    """A task the expert cannot solve: an input error (the policy does not fit the suite),
+    shown without a traceback, and a ValueError for code that builds the policy."""
+
+    def __init__(self, scene: str, problem: str) -> None:
+        super().__init__(f"policy libero_expert on scene {scene!r}", [problem])
+
+
+def _kind(node: Any) -> str:
+    """A predicate node's kind, with the leaves of a combinator: "any of ['joint_value']"."""
+    kind = str(next(iter(node.model_dump()), type(node).__name__))
+    parts = getattr(node, "all", None) or getattr(node, "any", None)
+    if isinstance(parts, list):
+        return f"{kind} of {sorted({_kind(p) for p in parts})}"
+    return kind
+
+
 def _atom(ctx: PolicyContext) -> Any:
     node: Any = ctx.compiled.scene.task.success
     while isinstance(node, AllOf) and len(node.all) == 1:
         node = node.all[0]
     if isinstance(node, RestingOn | SiteOn | SiteIn):
         return node
-    if isinstance(node, AllOf):
-        kinds = [next(iter(p.model_dump())) for p in node.all]
-        raise ValueError(
-            f"the libero_expert moves one object onto or into a target; the goal of scene "
-            f"{ctx.compiled.scene.name!r} is a conjunction of {len(kinds)} atoms {kinds}"
-        )
-    kind = next(iter(node.model_dump()), type(node).__name__)
-    raise ValueError(
-        f"the libero_expert solves pick-and-place goals (site_in, site_on, resting_on); the "
-        f"goal of scene {ctx.compiled.scene.name!r} is the predicate {kind!r}"
+    raise UnsolvableGoal(
+        ctx.compiled.scene.name,
+        "the libero_expert solves goals that move one object onto or into a target (one "
+        f"site_in, site_on or resting_on atom); this goal is the predicate {_kind(node)!r}",
     )
 
 
@@ -73,7 +85,9 @@ def _extent(ctx: PolicyContext, name: str) -> tuple[np.ndarray, np.ndarray]:
 
 def _object(ctx: PolicyContext, name: str, role: str) -> int:
     if name not in ctx.object_names:
-        raise ValueError(f"the libero_expert needs {role} {name!r} to be a free object")
+        raise UnsolvableGoal(
+            ctx.compiled.scene.name, f"the libero_expert needs {role} {name!r} to be an object"
+        )
     return ctx.object_names.index(name)
 
 
@@ -100,7 +114,7 @@ def place_goal(ctx: PolicyContext) -> PlaceGoal:
     args = atom.site_on if isinstance(atom, SiteOn) else atom.site_in
     mode: Mode = "site_on" if isinstance(atom, SiteOn) else "site_in"
     if args.site not in ctx.fixture_sites:
-        raise ValueError(f"the libero_expert found no region site {args.site!r}")
+        raise UnsolvableGoal(ctx.compiled.scene.name, f"no region site {args.site!r}")
     oc, oh = _extent(ctx, args.object)
     return PlaceGoal(
         mode,
