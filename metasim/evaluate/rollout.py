@@ -110,7 +110,14 @@ def run_task(
     policy: Policy | None = None
     try:
         ctx = policy_context(env, convert.env_space, spec.options)
-        policy = make_policy(spec.policy, ctx)
+        try:
+            policy = make_policy(spec.policy, ctx)
+        except ValueError as exc:  # the policy cannot drive this scene: say why, no traceback
+            if isinstance(exc, MetasimInputError):
+                raise
+            raise MetasimInputError(
+                f"policy {spec.policy!r} on scene {compiled.scene.name!r}", [one_line(str(exc))]
+            ) from None
         env.add_views(policy.views)  # views a policy derives (LeRobot's)
         if on_env is not None:
             on_env(env)

@@ -145,7 +145,7 @@ def _register_builtin() -> None:
     """Import the modules whose factories register the built-in policy kinds."""
     import importlib
 
-    for mod in ("scripted", "remote", "lerobot_policy", "noop"):
+    for mod in ("scripted", "remote", "lerobot_policy", "noop", "libero_expert"):
         importlib.import_module(f"metasim.policies.{mod}")
 
 

@@ -68,3 +68,25 @@ def test_every_registered_kind_declares_an_options_model_that_forbids_unknown_ke
         model = policy_kind(name).options
         assert issubclass(model, PolicyOptions)
         assert model.model_config.get("extra") == "forbid", name
+
+
+def test_a_policy_that_cannot_drive_the_scene_exits_2_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A policy's own refusal at construction (noop cannot hold still in absolute poses)
+    is reported as an input error naming the policy and the scene."""
+    code = main(
+        [
+            "eval",
+            "--quiet",
+            "policy=noop",
+            "+policy.actions.space=ee_pose",
+            "episodes=1",
+            "suite.tasks=[lift_cube]",
+            f"out={tmp_path / 'run'}",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "policy 'noop' on scene 'lift_cube'" in err and "ee_pose" in err
+    assert "Traceback" not in err

@@ -74,6 +74,10 @@ def _noop(stack: ExitStack, tmp: Path) -> dict[str, Any]:
     return {}
 
 
+def _libero_expert(stack: ExitStack, tmp: Path) -> dict[str, Any]:
+    return {"actions": {"space": "osc_pose", "gripper": "pm1_open_neg"}}
+
+
 CASES: dict[str, Case] = {
     "noop": _noop,
     "scripted": _scripted,
@@ -81,8 +85,20 @@ CASES: dict[str, Case] = {
     "openpi": _openpi,
     "http": _http,
     "lerobot": _lerobot,
+    "libero_expert": _libero_expert,
 }
-SUCCEEDS = {"scripted", "python", "openpi"}  # the scripted expert behind each
+SUCCEEDS = {"scripted", "python", "openpi", "libero_expert"}  # a scripted expert behind each
+# The scene each kind is driven on (lift_cube unless named): the LIBERO expert solves
+# LIBERO's pick-and-place goals only, on LIBERO's torque-driven Panda (osc_pose).
+SCENE_OF = {"libero_expert": "libero_scene"}
+
+
+@pytest.fixture(scope="module")
+def libero_scene() -> Any:
+    from metasim.libero.scene import load_task
+    from metasim.scene.compile import compile_scene
+
+    return compile_scene(load_task("libero:libero_spatial/0").scene)
 
 
 def test_every_registered_kind_has_a_case() -> None:
@@ -94,7 +110,8 @@ def test_every_registered_kind_has_a_case() -> None:
 
 
 @pytest.mark.parametrize("kind", sorted(CASES))
-def test_policy_kind_contract(kind: str, lift_scene: Any, tmp_path: Path) -> None:
+def test_policy_kind_contract(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    scene = request.getfixturevalue(SCENE_OF.get(kind, "lift_scene"))
     model = policy_kind(kind).options
     assert issubclass(model, PolicyOptions) and model.model_config.get("extra") == "forbid"
     episodes = [0, 2, 3]
@@ -104,15 +121,27 @@ def test_policy_kind_contract(kind: str, lift_scene: Any, tmp_path: Path) -> Non
             RolloutSpec.of(kind, {**options, "no_such_option": 1})
         spec = RolloutSpec.of(kind, options, seed=4, num_envs=2, execute=4)
         assert isinstance(spec.options, model)
-        records = list(run_task(lift_scene, spec, episodes))
+        records = list(run_task(scene, spec, episodes))
     assert sorted(r.episode for r in records) == episodes
     for r in records:
         assert r.error is None, r.error
-        assert r.task == "lift_cube" and r.cell == "nominal" and r.factors == {}
+        assert r.task == scene.scene.name and r.cell == "nominal" and r.factors == {}
         assert r.seed == episode_seed(4, r.episode)
-        assert 0 < r.steps <= lift_scene.max_steps and 0.0 <= r.progress <= 1.0
+        limit = scene.max_steps + scene.scene.task.settle_steps
+        assert 0 < r.steps <= limit and 0.0 <= r.progress <= 1.0
     if kind in SUCCEEDS:
         assert all(r.success for r in records)
     if kind == "noop":  # holding still never lifts the cube: every episode runs out of time
         assert not any(r.success for r in records)
-        assert all(r.steps == lift_scene.max_steps for r in records)
+        assert all(r.steps == limit for r in records)
+
+
+def test_libero_expert_refuses_what_it_cannot_solve(lift_scene: Any) -> None:
+    """On a scene whose goal is not LIBERO pick-and-place, the expert says which predicate
+    it cannot handle, at construction."""
+    from metasim.policies.base import PolicyContext, make_policy
+
+    conv = {"actions": {"space": "osc_pose", "gripper": "pm1_open_neg"}}
+    ctx = PolicyContext.of(lift_scene, 1, "osc_pose", conv)
+    with pytest.raises(ValueError, match=r"the predicate 'lifted'"):
+        make_policy("libero_expert", ctx)

@@ -1,0 +1,295 @@
+"""`policy=libero_expert`: a state-based scripted expert for LIBERO's pick-and-place tasks,
+driving LIBERO's own controller (`osc_pose`: xyz x 0.05 m and axis-angle x 0.5 rad
+relative to the current end-effector pose, world frame; gripper -1 open, +1 close).
+
+It reads the goal from the scene (`metasim.policies.libero_plan.place_goal`: one object
+onto an object or a region, or into a region) and the object and target poses from the
+privileged observation, and runs a phase machine per env: approach above the grasp,
+descend, close, lift above everything, carry the object over the target, lower it,
+open, retreat. The hand points down throughout, its yaw set so the fingers close across
+the object's narrow side (or along a wide object's radius, pinching its wall). A grasp
+that slips, or a placement that does not hold once the hand is away, starts over (up to
+`RETRIES` times). Proportional control on the end-effector error, clipped to [-1, 1].
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from metasim.envs.vec_env import CameraView
+from metasim.policies.base import PolicyContext, PolicyOptions, register_policy
+from metasim.policies.conventions import GRIPPERS
+from metasim.policies.libero_plan import (
+    PlaceGoal,
+    fixture_boxes,
+    place_goal,
+    plan_grasp,
+)
+from metasim.rotations import mat_to_axis_angle, quat_to_mat
+
+APPROACH, DESCEND, CLOSE, LIFT, CARRY, LOWER, RELEASE, RETREAT = range(8)
+POS_SCALE, ROT_SCALE = 0.05, 0.5  # osc_pose input 1 = 0.05 m, 0.5 rad
+POS_GAIN, ROT_GAIN = 2.0, 1.5  # action per unit of error, in input units
+RETRIES = 3
+HOVER = 0.08  # approach this far above the grasp point
+HOLD_SLIP = 0.035  # the object has left the hand once it is this far from where it was held
+
+
+def wrap(angle: np.ndarray, period: np.ndarray | float) -> np.ndarray:
+    """`angle` reduced to [-period/2, period/2)."""
+    return np.asarray((angle + period / 2) % period - period / 2)
+
+
+def down_frame(closing: np.ndarray) -> np.ndarray:
+    """(B, 3, 3) grip-site frames pointing down with the fingers closing along the world
+    direction angle `closing` (B,): x along the closing, z down (the Panda's home is
+    closing = pi/2, along world y)."""
+    c, s = np.cos(closing), np.sin(closing)
+    z = np.zeros_like(c)
+    return np.stack(
+        [np.stack([c, s, -z], 1), np.stack([s, -c, z], 1), np.stack([z, z, z - 1], 1)], axis=2
+    )
+
+
+def _capped(vec: np.ndarray, cap: np.ndarray | float) -> np.ndarray:
+    """(B, 3) vectors scaled down to norm `cap` at most."""
+    norm = np.linalg.norm(vec, axis=1, keepdims=True)
+    return np.asarray(
+        vec * np.minimum(1.0, np.asarray(cap).reshape(-1, 1) / np.maximum(norm, 1e-9))
+    )
+
+
+def _path_tops(
+    center: np.ndarray, half: np.ndarray, held: int, start: np.ndarray, end: np.ndarray
+) -> np.ndarray:
+    """(B,) highest top of the objects other than `held` that lie within 10 cm of the
+    x-y segment start -> end (B, 2) the held object travels (-inf if none)."""
+    seg = end - start
+    t = np.einsum("bnj,bj->bn", center[:, :, :2] - start[:, None], seg)
+    t = np.clip(t / np.maximum(np.einsum("bj,bj->b", seg, seg), 1e-9)[:, None], 0.0, 1.0)
+    nearest = start[:, None] + t[:, :, None] * seg[:, None]
+    dist = np.linalg.norm(center[:, :, :2] - nearest, axis=2) - half[:, :, :2].max(axis=2)
+    tops = np.where(dist < 0.10, center[:, :, 2] + half[:, :, 2], -np.inf)
+    tops[:, held] = -np.inf
+    return np.asarray(tops.max(axis=1))
+
+
+def robot_base_xy(ctx: PolicyContext) -> np.ndarray:
+    """(2,) x-y of the robot's root body in the world."""
+    import mujoco
+
+    m = ctx.compiled.model
+    data = mujoco.MjData(m)
+    mujoco.mj_kinematics(m, data)
+    for b in range(1, m.nbody):
+        if m.body_parentid[b] == 0 and m.body(b).name.startswith("robot/"):
+            return np.asarray(data.xpos[b, :2].copy())
+    return np.zeros(2)
+
+
+class LiberoExpert:
+    """Vectorized phase machine for one LIBERO pick-and-place task (B envs)."""
+
+    views: tuple[CameraView, ...] = ()  # reads simulator state; renders nothing
+
+    def __init__(self, ctx: PolicyContext) -> None:
+        conv = ctx.typed(PolicyOptions).actions
+        if conv.space != "osc_pose" or ctx.action_space != "osc_pose":
+            raise ValueError(
+                "the libero_expert drives LIBERO's osc_pose controller: it needs "
+                f"actions.space osc_pose on an osc_pose robot (got actions.space "
+                f"{conv.space!r} on a {ctx.action_space!r} env)"
+            )
+        self.goal: PlaceGoal = place_goal(ctx)
+        self.action_space = ctx.action_space
+        grip = GRIPPERS[conv.gripper]
+        one = np.ones(1)
+        self.open_cmd = float(grip.from_open1(one, one)[0])
+        self.close_cmd = float(grip.from_open1(np.zeros(1), one)[0])
+        idx = ctx.compiled.index
+        from metasim.tasks.predicates import body_extent
+
+        ext = [body_extent(ctx.compiled, int(b)) for b in idx.object_body]
+        self.centers = np.array([e[0] for e in ext]).reshape(-1, 3)  # (n_obj, 3)
+        self.halves = np.array([e[1] for e in ext]).reshape(-1, 3)
+        self.base_xy = robot_base_xy(ctx)
+        self.fixtures = fixture_boxes(ctx)
+        n = ctx.num_envs
+        self.num_envs = n
+        self.phase = np.zeros(n, dtype=np.int64)
+        self.count: np.ndarray = np.zeros(n, dtype=np.int64)
+        self.retries = np.zeros(n, dtype=np.int64)
+        self.anchor = np.zeros((n, 3))
+        self.hold = np.zeros((n, 3))  # object origin - grip site while held
+        self.grip_h = np.zeros(n)  # grip-site height above the object's bottom when grasped
+        self.carry_z = np.zeros(n)  # grip-site height while carrying
+        self.closing = np.full(n, np.pi / 2)  # the fingers' closing direction, once grasped
+        self.prev_ee: np.ndarray = np.zeros((n, 3))
+
+    def reset(self, instruction: str, env_ids: np.ndarray | None = None) -> None:
+        ids = np.arange(self.num_envs) if env_ids is None else np.asarray(env_ids)
+        self.phase[ids] = APPROACH
+        self.count[ids] = 0
+        self.retries[ids] = 0
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    # ------------------------------------------------------------------ state reading
+
+    def _boxes(self, s: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """World boxes of every object: centre, half (B, n_obj, 3), rotation (B, n_obj, 3, 3)."""
+        pos = np.asarray(s["object_pos"], dtype=np.float64)
+        quat = np.asarray(s["object_quat"], dtype=np.float64)
+        rot = quat_to_mat(quat)
+        center = pos + np.einsum("bnij,nj->bni", rot, self.centers)
+        half = np.einsum("bnij,nj->bni", np.abs(rot), self.halves)
+        return center, half, rot
+
+    def _target(
+        self, s: dict[str, Any], center: np.ndarray, half: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Where the object's origin goes in x-y (B, 2), the surface it is set on (B,) and
+        the height it must clear on the way (B,)."""
+        g = self.goal
+        if g.mode == "resting_on":
+            assert g.support is not None
+            xy = np.asarray(s["object_pos"])[:, g.support, :2]
+            top = center[:, g.support, 2] + half[:, g.support, 2]
+            return xy, top, top
+        assert g.site is not None and g.site_half is not None
+        site = np.asarray(s["fixture_site_pos"])[:, g.site]
+        top = site[:, 2] + g.site_half[2]
+        if g.mode == "site_on":
+            return site[:, :2], top, top
+        return site[:, :2], site[:, 2] - g.site_half[2], top
+
+    # ------------------------------------------------------------------ acting
+
+    def act(self, obs: dict[str, Any], env_ids: np.ndarray | None = None) -> np.ndarray:
+        """(B, 1, 7) osc_pose actions for the observation batch."""
+        p, s = obs["policy"], obs["privileged"]
+        ee = np.asarray(p["ee_pos"], dtype=np.float64)
+        rot_ee = quat_to_mat(np.asarray(p["ee_quat"], dtype=np.float64))
+        center, half, rot = self._boxes(s)
+        i = self.goal.obj
+        obj_pos = np.asarray(s["object_pos"], dtype=np.float64)[:, i]
+        bottom = center[:, i, 2] - half[:, i, 2]
+        goal_xy, surface, clear = self._target(s, center, half)
+        fc, fh = self.fixtures.at(np.asarray(s["fixture_body_pos"], dtype=np.float64))
+        others = (
+            np.concatenate([np.delete(center, i, axis=1), fc], axis=1),
+            np.concatenate([np.delete(half, i, axis=1), fh], axis=1),
+        )
+        grasp = plan_grasp(
+            center[:, i],
+            half[:, i],
+            rot[:, i],
+            self.goal.obj_half,
+            others,
+            self.base_xy,
+            self.retries,
+        )
+        cur = np.arctan2(rot_ee[:, 1, 0], rot_ee[:, 0, 0])  # the fingers' closing direction
+        want = cur - wrap(cur - grasp.closing, grasp.period)
+        held = np.linalg.norm(obj_pos - ee - self.hold, axis=1) < HOLD_SLIP
+        moved = np.linalg.norm(ee - self.prev_ee, axis=1)
+        self.prev_ee = ee.copy()
+
+        target = ee.copy()
+        speed = np.ones(len(ee))
+        grip = np.full(len(ee), self.open_cmd)
+        closing = self.closing.copy()
+        nxt = self.phase.copy()
+        ph, c = self.phase, self.count
+        above = grasp.point + np.array([0.0, 0.0, HOVER])
+        # Where the hand puts the object down: as it held it when grasped (upright on its
+        # support), with the object's origin over the goal and its bottom on the surface;
+        # lowering there turns an object that tilted in the hand back upright.
+        place = np.concatenate([goal_xy - self.hold[:, :2], (surface + self.grip_h)[:, None]], 1)
+
+        m = ph == APPROACH
+        target[m], closing[m] = above[m], want[m]
+        rot_err = np.linalg.norm(
+            mat_to_axis_angle(down_frame(want) @ rot_ee.transpose(0, 2, 1)), axis=1
+        )
+        near = np.linalg.norm(above - ee, axis=1) < 0.015
+        nxt[m & ((near & (rot_err < 0.1)) | (c >= 80))] = DESCEND
+
+        m = ph == DESCEND
+        target[m], closing[m], speed[m] = grasp.point[m], want[m], 0.5
+        stalled = (c >= 6) & (moved < 5e-4)
+        done = (np.linalg.norm(grasp.point - ee, axis=1) < 0.004) | stalled | (c >= 50)
+        self._enter(m & done, CLOSE, nxt, ee)
+
+        m = ph == CLOSE
+        target[m], grip[m] = self.anchor[m], self.close_cmd
+        done = m & (c >= 8)
+        if done.any():
+            self.hold[done] = obj_pos[done] - ee[done]
+            self.grip_h[done] = (ee[:, 2] - bottom)[done]
+            path_top = _path_tops(center, half, i, center[:, i, :2], goal_xy)
+            lift_to = np.maximum.reduce([clear + 0.05, path_top + 0.03, bottom + 0.06])
+            self.carry_z[done] = (ee[:, 2] + lift_to - bottom)[done]
+        self._enter(done, LIFT, nxt, ee)
+
+        m = ph == LIFT
+        target[m] = self.anchor[m]
+        target[m, 2] = self.carry_z[m]
+        grip[m] = self.close_cmd
+        nxt[m & (np.abs(ee[:, 2] - self.carry_z) < 0.015)] = CARRY
+        self._retry(m & (c >= 6) & ~held, nxt)
+
+        m = ph == CARRY
+        target[m] = place[m]
+        target[m, 2] = self.carry_z[m]
+        grip[m] = self.close_cmd
+        xy_err = np.linalg.norm(place[:, :2] - ee[:, :2], axis=1)
+        self._enter(m & (((xy_err < 0.006) & (moved < 3e-3)) | (c >= 120)), LOWER, nxt, ee)
+        self._retry(m & ~held, nxt)
+
+        m = ph == LOWER
+        target[m] = place[m] + np.array([0.0, 0.0, 0.004])
+        speed[m] = np.where(ee[:, 2] - target[:, 2] > 0.04, 1.0, 0.4)[m]
+        grip[m] = self.close_cmd
+        done = (np.abs(target[:, 2] - ee[:, 2]) < 0.004) | ((c >= 6) & (moved < 5e-4)) | (c >= 60)
+        self._enter(m & done, RELEASE, nxt, ee)
+        self._retry(m & ~held, nxt)
+
+        m = ph == RELEASE
+        target[m] = self.anchor[m]
+        self._enter(m & (c >= 8), RETREAT, nxt, ee)
+
+        m = ph == RETREAT
+        target[m] = self.anchor[m] + np.array([0.0, 0.0, 0.12])
+        # Still running once the hand is away: the goal does not hold; start over.
+        self._retry(m & (c >= 30), nxt)
+
+        self.closing = closing
+        self.count = np.where(nxt == ph, c + 1, 0)
+        self.phase = nxt
+        action = np.zeros((len(ee), 7))
+        action[:, :3] = _capped(POS_GAIN * (target - ee) / POS_SCALE, speed)
+        rot_goal = down_frame(closing)
+        err = mat_to_axis_angle(rot_goal @ rot_ee.transpose(0, 2, 1))
+        action[:, 3:6] = _capped(ROT_GAIN * err / ROT_SCALE, 1.0)
+        action[:, 6] = grip
+        return action[:, None, :]
+
+    def _enter(self, mask: np.ndarray, phase: int, nxt: np.ndarray, ee: np.ndarray) -> None:
+        """Envs in `mask` move to `phase`, anchored at the current grip-site position."""
+        nxt[mask] = phase
+        self.anchor[mask] = ee[mask]
+
+    def _retry(self, mask: np.ndarray, nxt: np.ndarray) -> None:
+        """Envs in `mask` start over from the approach, while they have retries left."""
+        mask = mask & (self.retries < RETRIES)
+        nxt[mask] = APPROACH
+        self.retries[mask] += 1
+
+
+@register_policy("libero_expert")
+def _libero_expert(ctx: PolicyContext) -> LiberoExpert:
+    return LiberoExpert(ctx)
