@@ -27,6 +27,11 @@ def _count(run_dir):
         return 0, 0
     con = duckdb.connect(str(path), read_only=True)
     try:
+        # A run killed while it was still creating its store leaves no table yet: nothing
+        # was recorded (a loaded machine can take longer than the first kill point to start).
+        tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables")}
+        if "episodes" not in tables:
+            return 0, 0
         total, distinct = con.execute(
             "SELECT count(*), count(DISTINCT (task, cell, episode)) FROM episodes"
         ).fetchone()
