@@ -29,7 +29,8 @@ def _count(run_dir):
     try:
         # A run killed while it was still creating its store leaves no table yet: nothing
         # was recorded (a loaded machine can take longer than the first kill point to start).
-        tables = {t for (t,) in con.execute("SELECT table_name FROM information_schema.tables")}
+        rows = con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+        tables = {t for (t,) in rows}
         if "episodes" not in tables:
             return 0, 0
         total, distinct = con.execute(
