@@ -23,6 +23,7 @@ from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.libero import scene as libero_scene
+from metasim.libero.parity import smooth_actions
 from metasim.policies.base import PolicyContext, register_policy
 from metasim.scene import compile_scene
 from metasim.scene.compile import CompiledScene
@@ -40,17 +41,6 @@ def task() -> libero_scene.LiberoTask:
 @pytest.fixture(scope="module")
 def compiled(task: libero_scene.LiberoTask) -> CompiledScene:
     return compile_scene(task.scene)
-
-
-def smooth_actions(steps: int, seed: int) -> np.ndarray:
-    """(steps, 7) low-pass filtered random osc_pose inputs in [-1, 1], gripper toggling."""
-    rng = np.random.default_rng(seed)
-    out = np.zeros((steps, 7))
-    for t in range(1, steps):
-        out[t] = 0.8 * out[t - 1] + 0.5 * rng.normal(size=7)
-    out = np.clip(out, -1.0, 1.0)
-    out[:, 6] = np.where((np.arange(steps) // 10) % 2 == 0, -1.0, 1.0)
-    return out
 
 
 def test_episode_k_starts_from_init_state_k_mod_50_in_any_slot(
