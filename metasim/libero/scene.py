@@ -29,6 +29,7 @@ from metasim.scene.compile import ROBOT_PREFIX, CompiledScene
 from metasim.scene.mjcf_fixtures import mjcf_lights
 from metasim.scene.schema import Scene
 from metasim.sim.base import Kinematics, geom_contacts
+from metasim.tasks.init_states import joint_addresses
 from metasim.tasks.predicates import TaskView, compile_predicate
 
 Vec3 = tuple[float, float, float]
@@ -353,21 +354,16 @@ def metasim_joint(libero_name: str, free_instances: set[str]) -> str:
 
 def init_state_map(problem: BddlProblem, compiled: CompiledScene) -> InitStateMap:
     """Map LIBERO's joint layout of `problem` onto `compiled` (every joint must exist)."""
-    model = compiled.model
-    free = {inst for inst, _, is_object in assets.models_of(problem) if is_object}
-    qpos: list[int] = []
-    qvel: list[int] = []
-    for slot in assets.libero_joint_layout(problem):
-        name = metasim_joint(slot.name, free)
-        try:
-            j = model.joint(name).id
-        except KeyError:
-            raise MetasimInputError(
-                compiled.scene.name, [f"LIBERO's joint {slot.name!r} ({name!r}) is missing"]
-            ) from None
-        qpos += range(model.jnt_qposadr[j], model.jnt_qposadr[j] + slot.nq)
-        qvel += range(model.jnt_dofadr[j], model.jnt_dofadr[j] + slot.nv)
-    return InitStateMap(np.array(qpos, dtype=np.int64), np.array(qvel, dtype=np.int64))
+    joints = init_states_spec(problem, Path())["joints"]  # LIBERO's layout, metasim's names
+    try:
+        qpos, qvel = joint_addresses(
+            compiled.model, [(j["name"], j["nq"], j["nv"]) for j in joints]
+        )
+    except KeyError as exc:
+        raise MetasimInputError(
+            compiled.scene.name, [f"LIBERO's joint {exc.args[0]!r} is missing"]
+        ) from None
+    return InitStateMap(qpos, qvel)
 
 
 def init_state_index(episode: int, n_states: int = 50) -> int:

@@ -11,12 +11,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import mujoco
 import numpy as np
 
 from metasim.errors import MetasimInputError
 from metasim.scene.compile import CompiledScene
 from metasim.scene.task_schema import InitStatesSpec
 from metasim.sim.base import SimState
+
+
+def joint_addresses(
+    model: mujoco.MjModel, joints: list[tuple[str, int, int]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """qpos (sum nq,) and qvel (sum nv,) addresses of the named joints (name, nq, nv), in
+    order: where a recorded [qpos, qvel] row's columns go. KeyError(name) if one is absent."""
+    qpos: list[int] = []
+    qvel: list[int] = []
+    for name, nq, nv in joints:
+        try:
+            j = model.joint(name).id
+        except KeyError:
+            raise KeyError(name) from None
+        qpos += range(model.jnt_qposadr[j], model.jnt_qposadr[j] + nq)
+        qvel += range(model.jnt_dofadr[j], model.jnt_dofadr[j] + nv)
+    return np.array(qpos, dtype=np.int64), np.array(qvel, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -41,18 +59,14 @@ class InitStates:
                 rows = np.asarray(data[spec.key], dtype=np.float64)
         except (OSError, KeyError, ValueError) as exc:
             raise MetasimInputError(where, [f"file {str(path)!r}: {exc}"]) from None
-        model = compiled.model
-        qpos: list[int] = []
-        qvel: list[int] = []
-        for joint in spec.joints:
-            try:
-                j = model.joint(joint.name).id
-            except KeyError:
-                raise MetasimInputError(
-                    where, [f"joints: the model has no joint {joint.name!r}"]
-                ) from None
-            qpos += range(model.jnt_qposadr[j], model.jnt_qposadr[j] + joint.nq)
-            qvel += range(model.jnt_dofadr[j], model.jnt_dofadr[j] + joint.nv)
+        try:
+            qpos, qvel = joint_addresses(
+                compiled.model, [(j.name, j.nq, j.nv) for j in spec.joints]
+            )
+        except KeyError as exc:
+            raise MetasimInputError(
+                where, [f"joints: the model has no joint {exc.args[0]!r}"]
+            ) from None
         width = 1 + len(qpos) + len(qvel)
         if rows.ndim != 2 or rows.shape[1] != width or len(rows) == 0:
             raise MetasimInputError(
@@ -60,12 +74,7 @@ class InitStates:
                 [f"{spec.key!r} in {str(path)!r}: expected (N >= 1, {width}) rows of "
                  f"[time, qpos, qvel] over the listed joints, got shape {rows.shape}"],
             )  # fmt: skip
-        return cls(
-            rows,
-            np.array(qpos, dtype=np.int64),
-            np.array(qvel, dtype=np.int64),
-            spec.controller == "stale",
-        )
+        return cls(rows, qpos, qvel, spec.controller == "stale")
 
     def index(self, episode: int) -> int:
         """The row episode `episode` starts from."""
