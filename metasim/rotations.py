@@ -42,6 +42,8 @@ def _mat_to_quat_table() -> tuple[np.ndarray, np.ndarray]:
 
 
 _M2Q_W, _M2Q_OFF = _mat_to_quat_table()
+_DIAG = np.array([0, 5, 10, 15])  # the table's diagonal in its flat (16,) rows
+_ROW4 = 4 * np.arange(1024)  # first flat row of each matrix's 4x4 table
 # (16, 9) weights: the outer product q q^T (row-major) -> a rotation matrix's 9 entries
 # (plus the identity), for a unit quaternion (w, x, y, z).
 _q2m = np.zeros((4, 4, 9))
@@ -62,6 +64,22 @@ for _k, _parts in enumerate(
         _q2m[_i, _j, _k] = _v
 _Q2M_W = _q2m.reshape(16, 9)
 _EYE9 = np.eye(3).reshape(9)
+_WZYX = np.array([3, 2, 1, 0])
+# (16, 4): a_i b_j (flat index 4 i + j) -> the Hamilton product's (w, x, y, z)
+_qmul = np.zeros((4, 4, 4))
+for _out, _terms in enumerate(
+    [
+        [(0, 0, 1), (1, 1, -1), (2, 2, -1), (3, 3, -1)],
+        [(0, 1, 1), (1, 0, 1), (2, 3, 1), (3, 2, -1)],
+        [(0, 2, 1), (1, 3, -1), (2, 0, 1), (3, 1, 1)],
+        [(0, 3, 1), (1, 2, 1), (2, 1, -1), (3, 0, 1)],
+    ]
+):
+    for _i, _j, _v in _terms:
+        _qmul[_i, _j, _out] = _v
+_QMUL = _qmul.reshape(16, 4)
+_ONES4 = np.ones(4)
+_YAW_DEN = np.array([1.0, 1.0, -1.0, -1.0])
 
 
 def mat_to_quat(mat: np.ndarray) -> np.ndarray:
@@ -73,9 +91,12 @@ def mat_to_quat(mat: np.ndarray) -> np.ndarray:
     """
     m = np.asarray(mat, dtype=np.float64)
     lead = m.shape[:-2]
-    cands = (m.reshape(-1, 9) @ _M2Q_W + _M2Q_OFF).reshape(-1, 4, 4)
-    rows = np.arange(cands.shape[0])
-    q = cands[rows, np.argmax(cands[:, (0, 1, 2, 3), (0, 1, 2, 3)], axis=1)]
+    cands = m.reshape(-1, 9) @ _M2Q_W
+    cands += _M2Q_OFF
+    b = cands.shape[0]
+    pivot = cands[:, _DIAG].argmax(axis=1)  # row of the table to take, per matrix
+    rows = _ROW4[:b] if b <= len(_ROW4) else 4 * np.arange(b)
+    q = cands.reshape(4 * b, 4)[pivot + rows]
     q /= np.sqrt(np.add.reduce(q * q, axis=1))[:, None]
     q *= np.where(q[:, :1] < 0, -1.0, 1.0)
     return q.reshape(*lead, 4)
@@ -95,23 +116,18 @@ def quat_yaw(q: np.ndarray) -> np.ndarray:
     """(..., 4) quaternions (any norm) to the (...,) yaw of their frames' x axis:
     `yaw_of(quat_to_mat(q))` without building the matrices."""
     q = np.asarray(q, dtype=np.float64)
-    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    return np.arctan2(2 * (x * y + w * z), w * w + x * x - y * y - z * z)
+    # 2 (x y + w z) = q . (z, y, x, w) and w^2 + x^2 - y^2 - z^2: a few calls whatever
+    # the batch (this runs every control step)
+    return np.arctan2((q * q[..., _WZYX]) @ _ONES4, (q * q) @ _YAW_DEN)
 
 
 def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton product, (..., 4) x (..., 4)."""
-    aw, ax, ay, az = np.moveaxis(np.asarray(a, dtype=np.float64), -1, 0)
-    bw, bx, by, bz = np.moveaxis(np.asarray(b, dtype=np.float64), -1, 0)
-    return np.stack(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ],
-        -1,
-    )
+    """Hamilton product, (..., 4) x (..., 4): the outer product a b^T (flat) times a
+    (16, 4) table of signs (a few calls whatever the batch)."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    outer = a[..., :, None] * b[..., None, :]
+    return np.asarray(outer.reshape(*outer.shape[:-2], 16) @ _QMUL)
 
 
 def axis_angle_to_mat(rotvec: np.ndarray) -> np.ndarray:

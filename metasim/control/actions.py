@@ -59,9 +59,9 @@ class ActionController:
         idx = self.index
         # contiguous index arrays as slices (views, not gathers, every control step)
         self._arm_q, self._arm_dof, self._arm_act = (
-            _as_slice(idx.arm_qpos),
-            _as_slice(idx.arm_dof),
-            _as_slice(idx.arm_act),
+            as_slice(idx.arm_qpos),
+            as_slice(idx.arm_dof),
+            as_slice(idx.arm_act),
         )
         self._lo, self._hi = idx.arm_range[:, 0].copy(), idx.arm_range[:, 1].copy()
 
@@ -72,7 +72,7 @@ class ActionController:
     @property
     def substep(self) -> Substep | None:
         """The host controller the handler runs every physics substep (osc_pose), if any."""
-        return None if self.osc is None else self.osc.substep
+        return self.osc  # OscPose: per env (called) or all envs at once (its `batch`)
 
     def reset(self, env_ids: np.ndarray, qpos: np.ndarray, stale: bool = True) -> None:
         """Envs `env_ids` start an episode in configurations `qpos` (len(ids), nq): an
@@ -181,8 +181,11 @@ def osc_for(compiled: CompiledScene, num_envs: int) -> OscPose:
     return OscPose(index, num_envs)
 
 
-def _as_slice(index: np.ndarray) -> slice | np.ndarray:
+def as_slice(index: np.ndarray | int) -> slice | np.ndarray | int:
     """`index` as a slice when it is a run of consecutive integers, else unchanged."""
+    if isinstance(index, (int, np.integer)):
+        return int(index)
+    index = np.asarray(index)
     if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
         return slice(int(index[0]), int(index[0]) + len(index))
     return index

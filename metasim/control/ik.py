@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from metasim.control.linalg import scaled_eye, solve
+
 
 def dls_step(
     jac: np.ndarray,
@@ -22,8 +24,7 @@ def dls_step(
     """
     jt = np.swapaxes(jac, 1, 2)
     gram = jac @ jt
-    k = jac.shape[1]
-    gram[:, range(k), range(k)] += damping**2
+    gram += scaled_eye(jac.shape[1], damping**2)
     # Jᵀ (J Jᵀ + λ² I)⁻¹ applied to e and, for the null-space term (I − J⁺ J) q_null =
     # q_null − Jᵀ (J Jᵀ + λ² I)⁻¹ J q_null, to J q_null: one solve with two right-hand
     # sides instead of an inverse (numpy's batched inverse costs more than the rest).
@@ -32,7 +33,7 @@ def dls_step(
     if use_null:
         assert nullspace_err is not None
         rhs = np.concatenate([rhs, jac @ nullspace_err[..., None]], axis=2)
-    sol = jt @ np.linalg.solve(gram, rhs)  # (B, n, 1 or 2)
+    sol = jt @ solve(gram, rhs)  # (B, n, 1 or 2); the damped Gram matrix is never singular
     dq = sol[..., 0]
     if use_null:
         assert nullspace_err is not None

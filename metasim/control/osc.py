@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
+from metasim.control.linalg import inv, scaled_eye
 from metasim.rotations import axis_angle_to_mat
 
 ALL = slice(None)
@@ -113,19 +114,36 @@ class ArmState:
     qd: np.ndarray
 
 
-def read_arm(model: mujoco.MjModel, datas: Sequence[mujoco.MjData], index: OscIndex) -> ArmState:
+def read_arm(
+    model: mujoco.MjModel | Sequence[mujoco.MjModel],
+    datas: Sequence[mujoco.MjData],
+    index: OscIndex,
+) -> ArmState:
     """ArmState of each MjData (whose position/velocity stages are computed, e.g. after
-    mj_forward or mj_step1)."""
+    mj_forward or mj_step1); `model` is their model, or one model per data."""
     b, n = len(datas), len(index.arm_dof)
-    jac = np.zeros((b, 6, model.nv))
-    full = np.zeros((b, model.nv, model.nv))
-    for i, d in enumerate(datas):
-        mujoco.mj_jacSite(model, d, jac[i, :3], jac[i, 3:], index.site)
-        mujoco.mj_fullM(model, d, full[i])
-    dof = index.arm_dof
+    models = [model] * b if isinstance(model, mujoco.MjModel) else list(model)
+    nv = models[0].nv
+    jac = np.zeros((b, 6, nv))
+    full = np.zeros((b, nv, nv))
+    for i, (m, d) in enumerate(zip(models, datas, strict=True)):
+        mujoco.mj_jacSite(m, d, jac[i, :3], jac[i, 3:], index.site)
+        mujoco.mj_fullM(m, d, full[i])
+    dof, site = index.arm_dof, index.site
+    if b == 1:  # one env (a backend stepping envs one at a time): no per-env lists
+        d = datas[0]
+        return ArmState(
+            ee_pos=d.site_xpos[site][None].copy(),
+            ee_mat=d.site_xmat[site].reshape(1, 3, 3).copy(),
+            jac=jac[:, :, dof],
+            mass=full[:, dof[:, None], dof[None, :]],
+            bias=d.qfrc_bias[dof][None],
+            q=d.qpos[index.arm_qpos][None],
+            qd=d.qvel[dof][None],
+        )
     return ArmState(
-        ee_pos=np.array([d.site_xpos[index.site] for d in datas]),
-        ee_mat=np.array([d.site_xmat[index.site] for d in datas]).reshape(b, 3, 3),
+        ee_pos=np.array([d.site_xpos[site] for d in datas]),
+        ee_mat=np.array([d.site_xmat[site] for d in datas]).reshape(b, 3, 3),
         jac=jac[:, :, dof],
         mass=full[:, dof[:, None], dof[None, :]].reshape(b, n, n),
         bias=np.array([d.qfrc_bias[dof] for d in datas]),
@@ -149,18 +167,28 @@ def arm_at(
 
 
 def orientation_error(goal: np.ndarray, current: np.ndarray) -> np.ndarray:
-    """½ Σ_i current[:, i] × goal[:, i] for rotation matrices (B, 3, 3) -> (B, 3)."""
-    return 0.5 * np.cross(current, goal, axis=1).sum(axis=2)
+    """½ Σ_i current[:, i] × goal[:, i] for rotation matrices (B, 3, 3) -> (B, 3).
+
+    With P = current goalᵀ (P[a, b] = Σ_i current[a, i] goal[b, i]), the sum of the column
+    cross products is (P[1, 2] − P[2, 1], P[2, 0] − P[0, 2], P[0, 1] − P[1, 0])."""
+    p = current @ np.swapaxes(goal, 1, 2)
+    return 0.5 * (p[:, _CROSS_A, _CROSS_B] - p[:, _CROSS_B, _CROSS_A])
+
+
+_CROSS_A, _CROSS_B = np.array([1, 2, 0]), np.array([2, 0, 1])
 
 
 def _inv_psd(a: np.ndarray) -> np.ndarray:
     """Inverse of a batch of small symmetric matrices (B, k, k); the pseudo-inverse (as
     robosuite uses) only when one is singular: the two agree for invertible matrices, and
-    inv is 3x faster than an SVD."""
+    inv is 3x faster than an SVD. Call it under np.errstate(invalid="ignore")."""
     try:
-        return np.linalg.inv(a)
+        out = inv(a)
     except np.linalg.LinAlgError:
-        return np.linalg.pinv(a)
+        return np.asarray(np.linalg.pinv(a))
+    if not np.isfinite(np.add.reduce(out, axis=None)):
+        return np.asarray(np.linalg.pinv(a))
+    return np.asarray(out)
 
 
 def osc_torques(
@@ -173,25 +201,27 @@ def osc_torques(
     """Unclipped arm torques (B, n) toward goal_pos (B, 3), goal_ori (B, 3, 3); q0 (B, n)
     are the null-space targets."""
     kp, kd = cfg.kp, cfg.kd
-    jp, jr = arm.jac[:, :3], arm.jac[:, 3:]
-    vel = np.einsum("bkn,bn->bk", arm.jac, arm.qd)
-    force = kp * (goal_pos - arm.ee_pos) - kd * vel[:, :3]
-    torque = kp * orientation_error(goal_ori, arm.ee_mat) - kd * vel[:, 3:]
-    minv = np.linalg.inv(arm.mass)
-    jt = np.swapaxes(arm.jac, 1, 2)
-    lam_full = _inv_psd(arm.jac @ minv @ jt)
-    lam_pos = _inv_psd(jp @ minv @ np.swapaxes(jp, 1, 2))
-    lam_ori = _inv_psd(jr @ minv @ np.swapaxes(jr, 1, 2))
+    jac = arm.jac
+    jt = np.swapaxes(jac, 1, 2)
+    vel = (jac @ arm.qd[:, :, None])[:, :, 0]
+    err = np.empty_like(vel)  # the task-space command: force (3) and torque (3)
+    err[:, :3] = kp * (goal_pos - arm.ee_pos) - kd * vel[:, :3]
+    err[:, 3:] = kp * orientation_error(goal_ori, arm.ee_mat) - kd * vel[:, 3:]
+    with np.errstate(invalid="ignore"):  # a singular matrix: NaNs, then the pseudo-inverse
+        minv = _inv_psd(arm.mass)
+        jmj = jac @ minv @ jt  # (B, 6, 6): its diagonal blocks are the position and
+        lam_full = _inv_psd(jmj)  # orientation parts, inverted separately (uncoupled)
+        lam_pos = _inv_psd(np.ascontiguousarray(jmj[:, :3, :3]))
+        lam_ori = _inv_psd(np.ascontiguousarray(jmj[:, 3:, 3:]))
     wrench = np.concatenate(
-        [np.einsum("bij,bj->bi", lam_pos, force), np.einsum("bij,bj->bi", lam_ori, torque)], 1
-    )
-    tau = np.einsum("bnk,bk->bn", jt, wrench) + arm.bias
+        [lam_pos @ err[:, :3, None], lam_ori @ err[:, 3:, None]], axis=1
+    )  # (B, 6, 1)
+    tau = (jt @ wrench)[:, :, 0] + arm.bias
     jbar = minv @ jt @ lam_full
-    eye = np.eye(arm.q.shape[1])
-    null = eye - jbar @ arm.jac
+    null = scaled_eye(arm.q.shape[1]) - jbar @ jac
     kn = cfg.nullspace_kp
-    pose = np.einsum("bij,bj->bi", arm.mass, kn * (q0 - arm.q) - 2.0 * np.sqrt(kn) * arm.qd)
-    return tau + np.einsum("bji,bj->bi", null, pose)
+    pose = arm.mass @ (kn * (q0 - arm.q) - 2.0 * np.sqrt(kn) * arm.qd)[:, :, None]
+    return tau + (np.swapaxes(null, 1, 2) @ pose)[:, :, 0]
 
 
 @dataclass
@@ -214,6 +244,12 @@ class OscPose:
         self.gripper_input = np.zeros(b)  # sign of the last gripper action
         self.stale = np.zeros(b, dtype=bool)  # next substep uses `start` (see module doc)
         self.pending = np.zeros((b, 7))  # actions held by `command` for `substep`
+        rng = self.index.torque_range
+        self._torque_lo, self._torque_hi = rng[:, 0].copy(), rng[:, 1].copy()
+        grip = self.index.gripper_range
+        self._gripper_mid = 0.5 * (grip[:, 0] + grip[:, 1])
+        self._gripper_half = 0.5 * (grip[:, 1] - grip[:, 0])
+        self._gripper_step = self.config.gripper_speed * np.asarray(self.config.gripper_sign)
         self.start = ArmState(
             ee_pos=np.zeros((b, 3)),
             ee_mat=np.tile(np.eye(3), (b, 1, 1)),
@@ -279,17 +315,14 @@ class OscPose:
         eff = self._effective(arm, rows)
         tau = osc_torques(eff, self.goal_pos[rows], self.goal_ori[rows], self.q0[rows], self.config)
         self.stale[rows] = False
-        rng = self.index.torque_range
-        return np.clip(tau, rng[:, 0], rng[:, 1])
+        # np.minimum/np.maximum: np.clip's Python wrapper costs more than the clip itself
+        return np.minimum(np.maximum(tau, self._torque_lo), self._torque_hi)
 
     def gripper_ctrl(self, rows: slice = ALL) -> np.ndarray:
         """Advance the gripper command of envs `rows` one substep; their ctrl (R, g)."""
-        step = self.config.gripper_speed * np.asarray(self.config.gripper_sign)
-        moved = self.gripper[rows] + step * self.gripper_input[rows, None]
-        self.gripper[rows] = np.clip(moved, -1.0, 1.0)
-        rng = self.index.gripper_range
-        mid, half = rng.mean(axis=1), 0.5 * (rng[:, 1] - rng[:, 0])
-        return mid + half * self.gripper[rows]
+        moved = self.gripper[rows] + self._gripper_step * self.gripper_input[rows, None]
+        self.gripper[rows] = np.minimum(np.maximum(moved, -1.0), 1.0)
+        return self._gripper_mid + self._gripper_half * self.gripper[rows]
 
     def ctrl(self, arm: ArmState, out: np.ndarray, rows: slice = ALL) -> np.ndarray:
         """Write one substep's arm torques and gripper ctrl of envs `rows` into `out`
@@ -314,6 +347,21 @@ class OscPose:
             self.set_goal(self.pending[rows], arm, rows)
         out = data.ctrl[None].copy()
         data.ctrl[:] = self.ctrl(arm, out, rows)[0]
+
+    __call__ = substep  # the handler's per-env Substep
+
+    def batch(
+        self, k: int, models: Sequence[mujoco.MjModel], datas: Sequence[mujoco.MjData]
+    ) -> None:
+        """Substep k of every env at once (datas[i]: env i after mj_step1, models[i] its
+        model), for a backend that steps all envs substep by substep: the torques of all
+        envs in one batched computation instead of one per env."""
+        arm = read_arm(models, datas, self.index)
+        if k == 0:
+            self.set_goal(self.pending, arm)
+        out = self.ctrl(arm, np.array([d.ctrl for d in datas]))
+        for d, c in zip(datas, out, strict=True):
+            d.ctrl[:] = c
 
 
 def step_osc(

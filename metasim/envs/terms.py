@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Literal
 
 import numpy as np
 
-from metasim.rotations import mat_to_quat
+from metasim.control.actions import as_slice
 from metasim.scene.compile import CompiledScene
 from metasim.sim.base import Kinematics
 
@@ -36,86 +37,132 @@ class Layout:
 
 @dataclass(frozen=True)
 class ObsTerm:
-    """One observation term: (B, *shape(layout)) float64 read from the kinematics."""
+    """One observation term: (B, *shape(layout)) float64 read from the kinematics.
+
+    Most terms are a gather: `source` names a `Kinematics` field and `index(layout)` the
+    entries of its second axis to take (a copy). The others compute their value: `make`
+    builds their reader for a layout."""
 
     group: Literal["policy", "privileged"]
     shape: Callable[[Layout], tuple[int, ...]]
-    read: Callable[[Layout, Kinematics], np.ndarray]
+    make: Callable[[Layout], Callable[[Kinematics], np.ndarray]] | None = None
     noise: bool = False  # state_noise perturbs it
     low: float = -np.inf
     high: float = np.inf
+    source: str | None = None
+    index: Callable[[Layout], np.ndarray | int] | None = None
+
+    def reader(self, layout: Layout) -> Callable[[Kinematics], np.ndarray]:
+        """The term's reader for one layout, its indices resolved once (a run of
+        consecutive indices becomes a slice: a view plus one copy, no gather)."""
+        if self.make is not None:
+            return self.make(layout)
+        assert self.source is not None and self.index is not None
+        field, index = attrgetter(self.source), as_slice(self.index(layout))
+        return lambda kin: field(kin)[:, index].copy()
 
 
-def gripper_opening(layout: Layout, kin: Kinematics) -> np.ndarray:
-    """(B, 1) finger opening in [0, 1], 1 = open (always open without a gripper)."""
+def gripper_opening(layout: Layout) -> Callable[[Kinematics], np.ndarray]:
+    """Reader of the (B, 1) finger opening in [0, 1], 1 = open (always open without a
+    gripper)."""
     idx = layout.compiled.index
     grip = layout.compiled.robot.gripper
-    if grip is not None and len(idx.gripper_qpos):
-        opening = np.abs(kin.qpos[:, idx.gripper_qpos]).sum(axis=1, keepdims=True) / grip.max_width
-    else:
-        opening = np.ones((kin.qpos.shape[0], 1))
-    return np.asarray(np.clip(opening, 0.0, 1.0))
+    if grip is None or not len(idx.gripper_qpos):
+        return lambda kin: np.ones((kin.qpos.shape[0], 1))
+    fingers, scale = as_slice(idx.gripper_qpos), 1.0 / grip.max_width
+
+    def read(kin: Kinematics) -> np.ndarray:
+        opening = np.add.reduce(np.abs(kin.qpos[:, fingers]), axis=1, keepdims=True)
+        opening *= scale
+        return np.minimum(np.maximum(opening, 0.0), 1.0)
+
+    return read
+
+
+def site_quat(layout: Layout, site: int) -> Callable[[Kinematics], np.ndarray]:
+    """Reader of the (B, 4) orientation (w, x, y, z; w >= 0) of site `site`: its body's
+    quaternion times the site's fixed one, as MuJoCo composes the site frame, written as
+    one product with the (4, 4) matrix of right-multiplication by the site's quaternion."""
+    m = layout.compiled.model
+    body = int(m.site_bodyid[site])
+    w, x, y, z = np.asarray(m.site_quat[site], dtype=np.float64)
+    right = np.array([[w, x, y, z], [-x, w, -z, y], [-y, z, w, -x], [-z, -y, x, w]])
+
+    def read(kin: Kinematics) -> np.ndarray:
+        q = kin.body_quat[:, body] @ right
+        q *= np.where(q[:, :1] < 0, -1.0, 1.0)
+        return np.asarray(q)
+
+    return read
 
 
 OBS_TERMS: dict[str, ObsTerm] = {
     "joint_pos": ObsTerm(
         "policy",
         lambda lay: (lay.n_arm,),
-        lambda lay, kin: kin.qpos[:, lay.compiled.index.arm_qpos].copy(),
+        source="qpos",
+        index=lambda lay: lay.compiled.index.arm_qpos,
         noise=True,
     ),
     "joint_vel": ObsTerm(
         "policy",
         lambda lay: (lay.n_arm,),
-        lambda lay, kin: kin.qvel[:, lay.compiled.index.arm_dof].copy(),
+        source="qvel",
+        index=lambda lay: lay.compiled.index.arm_dof,
     ),
-    "gripper": ObsTerm("policy", lambda lay: (1,), gripper_opening, low=0.0, high=1.0),
+    "gripper": ObsTerm("policy", lambda lay: (1,), make=gripper_opening, low=0.0, high=1.0),
     "ee_pos": ObsTerm(
         "policy",
         lambda lay: (3,),
-        lambda lay, kin: kin.site_pos[:, lay.compiled.index.ee_site].copy(),
+        source="site_pos",
+        index=lambda lay: lay.compiled.index.ee_site,
         noise=True,
     ),
     "ee_quat": ObsTerm(  # (w, x, y, z) of the grasp site
-        "policy",
-        lambda lay: (4,),
-        lambda lay, kin: mat_to_quat(kin.site_mat[:, lay.compiled.index.ee_site]),
+        "policy", lambda lay: (4,), make=lambda lay: site_quat(lay, lay.compiled.index.ee_site)
     ),
     "hand_quat": ObsTerm(  # (w, x, y, z) of the hand body, as MuJoCo computes it (no sign fix)
         "policy",
         lambda lay: (4,),
-        lambda lay, kin: kin.body_quat[:, lay.compiled.index.hand_body].copy(),
+        source="body_quat",
+        index=lambda lay: lay.compiled.index.hand_body,
     ),
     "gripper_qpos": ObsTerm(  # the finger joints' positions (m), as LIBERO's state has them
         "policy",
         lambda lay: (len(lay.compiled.index.gripper_qpos),),
-        lambda lay, kin: kin.qpos[:, lay.compiled.index.gripper_qpos].copy(),
+        source="qpos",
+        index=lambda lay: lay.compiled.index.gripper_qpos,
     ),
     "object_pos": ObsTerm(
         "privileged",
         lambda lay: (len(lay.compiled.index.object_names), 3),
-        lambda lay, kin: kin.body_pos[:, lay.compiled.index.object_body].copy(),
+        source="body_pos",
+        index=lambda lay: lay.compiled.index.object_body,
         noise=True,
     ),
     "object_quat": ObsTerm(
         "privileged",
         lambda lay: (len(lay.compiled.index.object_names), 4),
-        lambda lay, kin: kin.body_quat[:, lay.compiled.index.object_body].copy(),
+        source="body_quat",
+        index=lambda lay: lay.compiled.index.object_body,
     ),
     "fixture_qpos": ObsTerm(
         "privileged",
         lambda lay: (len(lay.compiled.index.joint_qpos),),
-        lambda lay, kin: kin.qpos[:, lay.compiled.index.joint_qpos].copy(),
+        source="qpos",
+        index=lambda lay: lay.compiled.index.joint_qpos,
     ),
     "fixture_body_pos": ObsTerm(
         "privileged",
         lambda lay: (len(lay.fixture_body_ids), 3),
-        lambda lay, kin: kin.body_pos[:, lay.fixture_body_ids].copy(),
+        source="body_pos",
+        index=lambda lay: lay.fixture_body_ids,
     ),
     "fixture_site_pos": ObsTerm(
         "privileged",
         lambda lay: (len(lay.fixture_site_ids), 3),
-        lambda lay, kin: kin.site_pos[:, lay.fixture_site_ids].copy(),
+        source="site_pos",
+        index=lambda lay: lay.fixture_site_ids,
         noise=True,
     ),
 }
@@ -123,6 +170,13 @@ OBS_TERMS: dict[str, ObsTerm] = {
 ROBOT_STATE = tuple(k for k, t in OBS_TERMS.items() if t.group == "policy")
 
 
+def group_reader(group: str, layout: Layout) -> Callable[[Kinematics], dict[str, np.ndarray]]:
+    """Reads every term of `group`, (B, *shape) each, in table order; the terms' indices
+    are resolved once, here (this runs every control step)."""
+    readers = [(k, t.reader(layout)) for k, t in OBS_TERMS.items() if t.group == group]
+    return lambda kin: {k: read(kin) for k, read in readers}
+
+
 def read_group(group: str, layout: Layout, kin: Kinematics) -> dict[str, np.ndarray]:
     """Every term of `group`, (B, *shape) each, in table order."""
-    return {k: t.read(layout, kin) for k, t in OBS_TERMS.items() if t.group == group}
+    return group_reader(group, layout)(kin)

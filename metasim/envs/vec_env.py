@@ -23,7 +23,7 @@ from gymnasium.vector import AutoresetMode
 
 from metasim.control.actions import ActionController, ActionKind
 from metasim.envs.noise import RuntimeNoise
-from metasim.envs.terms import OBS_TERMS, Layout, read_group
+from metasim.envs.terms import OBS_TERMS, Layout, group_reader
 from metasim.scene.compile import CompiledScene, compile_scene
 from metasim.scene.loader import load_scene
 from metasim.scene.schema import Scene
@@ -119,6 +119,8 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
             np.array([idx.bodies[n] for n in self.fixture_bodies], dtype=int),
             np.array([idx.sites[n] for n in self.fixture_sites], dtype=int),
         )
+        self._read_policy = group_reader("policy", self.layout)
+        self._read_privileged = group_reader("privileged", self.layout)
         self._base_seed = seed
         self._episodes_started = 0
         self._seeds = np.zeros(num_envs, dtype=np.int64)
@@ -209,8 +211,9 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self._ctrl[env_ids] = state.ctrl
         kin = self.handler.kinematics()
         self._init_body_pos[env_ids] = kin.body_pos[env_ids]
-        for i, s in zip(env_ids, seeds, strict=True):
-            self._noise_rngs[i] = np.random.default_rng([int(s), 1])
+        if self.noise.active:  # each episode's own noise stream (made only when used)
+            for i, s in zip(env_ids, seeds, strict=True):
+                self._noise_rngs[i] = np.random.default_rng([int(s), 1])
         if self.noise.action_latency:
             self._pending[:, env_ids] = self.controller.hold_action(kin)[env_ids]
 
@@ -224,10 +227,12 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self.handler.step(self._ctrl, self.controller.substep)
         kin = self.handler.kinematics()
         self._steps += 1
-        unstable = ~np.isfinite(kin.qpos).all(axis=1)
+        # a NaN or inf joint makes its row's sum non-finite (as does a sum past 1e308)
+        stable = np.isfinite(np.add.reduce(kin.qpos, axis=1))
+        unstable = ~stable
         contacts = self.handler.contacts() if self.task.needs_contacts else None
         view = TaskView(kin, self._init_body_pos, contacts)
-        success = self.task.success(view) & ~unstable
+        success = self.task.success(view) & stable
         self._progress = np.maximum(self._progress, self.task.progress(view, success))
         terminated = success
         truncated = ((self._steps >= self.max_episode_steps) | unstable) & ~terminated
@@ -264,8 +269,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
     def robot_state(self, kin: Kinematics | None = None) -> dict[str, np.ndarray]:
         """The robot's true proprioception (B, ...): joint_pos, joint_vel, gripper opening
         in [0, 1] (1 = open), ee_pos, ee_quat (w, x, y, z) of the grasp site."""
-        kin = self.handler.kinematics() if kin is None else kin
-        return read_group("policy", self.layout, kin)
+        return self._read_policy(self.handler.kinematics() if kin is None else kin)
 
     def _observe(self) -> dict[str, Any]:
         kin = self.handler.kinematics()
@@ -276,7 +280,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
                 policy[f"{v.key}_depth"] = self.handler.render(
                     v.camera, width=v.width, height=v.height, depth=True
                 )
-        privileged = read_group("privileged", self.layout, kin)
+        privileged = self._read_privileged(kin)
         if self.noise.active:
             self._perturb_obs(policy, privileged)
         return {"policy": self._out(policy), "privileged": self._out(privileged)}

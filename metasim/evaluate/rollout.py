@@ -189,6 +189,9 @@ class _Loop:
         self.wsum: np.ndarray = np.zeros((n, 0))
         self.observe: Observer | None = None
         self.raw = np.zeros((n, dim))  # this step's actions in the policy's convention
+        self.all_slots = np.arange(n)
+        self.active = np.zeros(n, dtype=bool)  # see run()
+        self.all_active = False
 
     def run(self) -> Iterator[EpisodeRecord]:
         n = self.env.num_envs
@@ -199,6 +202,9 @@ class _Loop:
         self.started[:] = time.perf_counter()
         self.policy.reset(self.instruction)
         while (self.episode_of >= 0).any():
+            # slots running an episode past its settle steps: the policy's to drive
+            self.active = (self.episode_of >= 0) & (self.settling == 0)
+            self.all_active = bool(self.active.all())
             failed = self._refill_chunks()
             if failed:
                 yield from self._fail(failed)
@@ -210,9 +216,12 @@ class _Loop:
             if self.observe is not None:  # settle steps are not the policy's: idle (-1)
                 self.observe(np.where(self.settling > 0, -1, self.episode_of), self.obs, self.raw)
             self.obs, _, _, _, extras = self.env.step(action)
-            acting = self.settling == 0
-            self.pos[acting] += 1
-            self.settling[~acting] -= 1
+            if self.settle_steps:
+                acting = self.settling == 0
+                self.pos[acting] += 1
+                self.settling[~acting] -= 1
+            else:  # nobody settles (pos of idle slots is reset when they start)
+                self.pos += 1
             if self.on_step is not None:
                 self.on_step()
             if "episode" in extras:
@@ -232,11 +241,12 @@ class _Loop:
 
     def _refill_chunks(self) -> dict[int, str]:
         """Ask the policy for chunks where needed; the slots that got none, with why."""
-        active = (self.episode_of >= 0) & (self.settling == 0)
+        active = self.active
         need = active if self.ensemble is not None else (self.pos >= self.length) & active
-        if not need.any():
+        everyone = self.all_active and bool(need.all())  # (one env: the usual case)
+        if not everyone and not need.any():
             return {}
-        ids = np.flatnonzero(need)
+        ids = self.all_slots if everyone else np.flatnonzero(need)
         failed: dict[int, str] = {}
         try:
             fresh = np.asarray(self.policy.act(self.obs, ids), dtype=np.float64)
@@ -254,18 +264,22 @@ class _Loop:
             )
             return {int(i): reason for i in ids}
         h = fresh.shape[1]
-        if not failed and np.isfinite(fresh[ids]).all():  # the usual case: all usable
-            ok, lengths = ids, np.full(len(ids), h)
+        lengths: np.ndarray | int
+        if not failed and np.isfinite((fresh if everyone else fresh[ids]).sum()):
+            ok, lengths = ids, h  # the usual case: all usable (a finite sum: all finite)
         else:
             ok, lengths = self._usable(ids, fresh, failed)
         if self.ensemble is not None:
-            self._ensemble_add(ok, fresh, lengths)
+            self._ensemble_add(ok, fresh, np.broadcast_to(lengths, ok.shape))
             return failed
         if self.chunk.shape[1] < h:
             grown = np.zeros((n, h, dim))
             grown[:, : self.chunk.shape[1]] = self.chunk
             self.chunk = grown
-        self.chunk[ok, :h] = fresh[ok]
+        if everyone and not failed:
+            self.chunk[:, :h] = fresh
+        else:
+            self.chunk[ok, :h] = fresh[ok]
         self.pos[ok] = 0
         self.length[ok] = lengths if self.execute is None else np.minimum(self.execute, lengths)
         return failed
@@ -312,16 +326,17 @@ class _Loop:
         return action, failed
 
     def _policy_actions(self) -> tuple[np.ndarray, dict[int, str]]:
-        n = self.env.num_envs
         if self.ensemble is not None:
             raw = self.acc[:, 0] / np.maximum(self.wsum[:, :1], 1e-12)
             self.acc = np.concatenate([self.acc[:, 1:], np.zeros_like(self.acc[:, :1])], 1)
             self.wsum = np.concatenate([self.wsum[:, 1:], np.zeros_like(self.wsum[:, :1])], 1)
+        elif self.chunk.shape[1] == 1:
+            raw = self.chunk[:, 0]
         else:
-            raw = self.chunk[np.arange(n), np.minimum(self.pos, self.chunk.shape[1] - 1)]
+            raw = self.chunk[self.all_slots, np.minimum(self.pos, self.chunk.shape[1] - 1)]
         self.raw = raw
-        active = (self.episode_of >= 0) & (self.settling == 0)
-        if self.convert.identity and active.all():  # canonical actions, nobody idle
+        active = self.active
+        if self.convert.identity and self.all_active:  # canonical actions, nobody idle
             return raw.copy(), {}
         kin = self.env.handler.kinematics()
         action = self.env.controller.hold_action(kin)  # idle slots hold still

@@ -44,6 +44,11 @@ class ScriptedExpert:
         self.count = np.zeros(n, dtype=np.int64)
         self.anchor = np.zeros((n, 3))
         self.fresh = np.ones(n, dtype=bool)  # anchor not yet captured for the current phase
+        # Each phase's numbers as a row of one table, so that envs in different phases are
+        # handled in one pass (columns: speed, gripper, distance below which the phase
+        # ends, wait, max_steps, yaw period; see _params).
+        self.table = np.array([_params(ph) for ph in self.phases])
+        self.gated = any(ph.until is not None for ph in self.phases)
 
     def _at_rate(self, ph: Phase) -> Phase:
         if self.rate == 1.0:
@@ -71,61 +76,93 @@ class ScriptedExpert:
         if self.fresh.any():
             self.anchor[self.fresh] = ee[self.fresh]
             self.fresh[:] = False
-        action = np.zeros((n, 7))
-        yaw = np.zeros(n)
         gyaw = grip_yaw(v)
-        last = len(self.phases) - 1
         current = self.phase.copy()
-        # the phases some env is in (a phase entered this step acts from the next)
-        for k in np.flatnonzero(np.bincount(current)):
-            ph = self.phases[k]
-            sel = current == k
-            # every env in one phase (always so with one env): slices, not masks
-            ix: slice | np.ndarray = slice(None) if sel.all() else sel
-            target = ph.target(v, self.anchor)[ix]
-            err = target - ee[ix]
-            dist = np.sqrt(np.add.reduce(err * err, axis=1))[:, None]
-            action[ix, :3] = err * np.minimum(1.0, ph.speed / np.maximum(dist, 1e-9))
-            action[ix, 6] = ph.gripper
+        first = int(current[0])
+        single = n == 1 or not (current != first).any()
+        # Per phase: the target, the yaw to align to and `until`; the rest in one pass
+        # over all envs, with each env's phase numbers (a phase entered this step acts
+        # from the next).
+        until = np.zeros(n, dtype=bool)
+        if single:  # every env in one phase (always so with one env): no masks
+            ph = self.phases[first]
+            target = ph.target(v, self.anchor)
             want = 0.0 if ph.align.yaw is None else ph.align.yaw(v)
-            # of the yaws equivalent under the symmetry, the one nearest the gripper's
-            yaw[ix] = (gyaw + wrap_angle(want - gyaw, ph.align.period))[ix]
-            self.count[ix] += 1
-            count = self.count[ix]
-            done = count >= ph.wait
-            if ph.tol is not None:
-                done &= dist[:, 0] < ph.tol
-            else:
-                done &= ph.until is None
             if ph.until is not None:
-                done |= ph.until(v)[ix] & (count >= ph.wait)
-            done |= count >= ph.max_steps
-            if k < last and done.any():
-                ids = np.flatnonzero(sel)[done]
-                self.phase[ids] += 1
-                self.count[ids] = 0
-                self.fresh[ids] = True
+                until = ph.until(v)
+            speed, grip, tol, wait, most, period = self.table[first]
+        else:
+            target, want = np.empty((n, 3)), np.zeros(n)
+            for k in np.flatnonzero(np.bincount(current)):
+                ph, sel = self.phases[k], current == k
+                target[sel] = ph.target(v, self.anchor)[sel]
+                if ph.align.yaw is not None:
+                    want[sel] = ph.align.yaw(v)[sel]
+                if ph.until is not None:
+                    until[sel] = ph.until(v)[sel]
+            speed, grip, tol, wait, most, period = self.table[current].T
+        err = target - ee
+        dist = np.sqrt(np.add.reduce(err * err, axis=1))
+        err *= np.minimum(1.0, speed / np.maximum(dist, 1e-9))[:, None]
+        action = np.empty((n, 7))
+        action[:, :3] = err
+        action[:, 6] = grip
+        # of the yaws equivalent under the symmetry, the one nearest the gripper's
+        yaw = gyaw + wrap_angle(want - gyaw, period)
         action[:, 3:6] = self._rotation(v, yaw)
+        self.count += 1
+        count = self.count
+        waited = count >= wait
+        done = waited & (dist < tol)
+        if self.gated:
+            done |= until & waited
+        done |= count >= most
+        done &= current < len(self.phases) - 1
+        if done.any():
+            ids = np.flatnonzero(done)
+            self.phase[ids] += 1
+            self.count[ids] = 0
+            self.fresh[ids] = True
         return action[:, None, :]
 
     def _rotation(self, v: ObsView, yaw: np.ndarray) -> np.ndarray:
         """Rotation vector (world frame, at most 0.15 rad) towards pointing down at `yaw`.
 
-        In quaternions: goal = Rz(yaw) DOWN = (0, cos(yaw/2), sin(yaw/2), 0), and the
-        world-frame error goal * conj(cur), a few (B,) products instead of matrices."""
+        In quaternions: goal = Rz(yaw) DOWN = (0, c, s, 0) with c, s = cos, sin(yaw / 2),
+        and the world-frame error goal * conj(cur) = c (x, w, z, -y) + s (y, -z, w, x), each
+        term one product of the current quaternion with a fixed matrix. The rotation
+        vector's length is the error's angle, so the turn limit scales it directly (the
+        angle, and so the vector, does not depend on the quaternion's norm)."""
         q = np.asarray(v.p["ee_quat"], dtype=np.float64)
-        q = q / np.sqrt(np.add.reduce(q * q, axis=1))[:, None]
-        w, x, y, z = q.T
-        c, s = np.cos(yaw / 2), np.sin(yaw / 2)
-        # (0, c, s, 0) * (w, -x, -y, -z)
-        err = np.stack([c * x + s * y, c * w - s * z, s * w + c * z, s * x - c * y], axis=1)
-        err *= np.where(err[:, :1] < 0, -1.0, 1.0)  # the short way round
-        sin_half = np.sqrt(np.add.reduce(err[:, 1:] ** 2, axis=1))[:, None]
-        angle = 2.0 * np.arctan2(sin_half, err[:, :1])
-        vec = err[:, 1:] / np.maximum(sin_half, 1e-12) * angle
-        norm = np.sqrt(np.add.reduce(vec * vec, axis=1))[:, None]
+        half = 0.5 * yaw
+        parts = (q @ _GOAL_ERR).reshape(-1, 2, 4)
+        err = parts[:, 0] * np.cos(half)[:, None] + parts[:, 1] * np.sin(half)[:, None]
+        w, vec = err[:, 0], err[:, 1:]
+        sin_half = np.sqrt(np.add.reduce(vec * vec, axis=1))
+        angle = 2.0 * np.arctan2(sin_half, np.abs(w))  # the short way round
         turn = 0.15 * self.rate  # rad per control step at most
-        return np.asarray(vec * np.minimum(1.0, turn / np.maximum(norm, 1e-9)))
+        scale = np.minimum(angle, turn) / np.maximum(sin_half, 1e-12)
+        return np.asarray(vec * np.where(w < 0, -scale, scale)[:, None])
+
+
+def _params(ph: Phase) -> tuple[float, ...]:
+    """A phase's row of ScriptedExpert.table. Its distance threshold: `tol`; without one,
+    infinite (the phase ends when its wait is over), or, when `until` ends it, -1 (never
+    from distance)."""
+    if ph.tol is not None:
+        tol = ph.tol
+    else:
+        tol = np.inf if ph.until is None else -1.0
+    return (ph.speed, ph.gripper, tol, ph.wait, ph.max_steps, ph.align.period)
+
+
+# (4, 8): the current quaternion (w, x, y, z) -> (x, w, z, -y | y, -z, w, x), the error's
+# cos and sin parts (see ScriptedExpert._rotation)
+_GOAL_ERR = np.zeros((4, 8))
+for _col, (_row, _sign) in enumerate(
+    [(1, 1), (0, 1), (3, 1), (2, -1), (2, 1), (3, -1), (0, 1), (1, 1)]
+):
+    _GOAL_ERR[_row, _col] = _sign
 
 
 @register_policy("scripted")

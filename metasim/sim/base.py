@@ -81,7 +81,9 @@ class ModelEdit:
 
 
 # A host controller run inside the control step: (env, substep k, model, data after
-# mj_step1) -> writes data.ctrl for that physics substep (osc_pose does this).
+# mj_step1) -> writes data.ctrl for that physics substep (osc_pose does this). One that
+# also has `batch(k, models, datas)` (every env's model and data after mj_step1) can be
+# run for all envs at once: a backend may then step the envs substep by substep together.
 Substep = Callable[[int, int, mujoco.MjModel, mujoco.MjData], None]
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from metasim.control.actions import as_slice
 from metasim.rotations import quat_to_mat
 from metasim.scene.compile import CompiledScene
 from metasim.scene.schema import (
@@ -164,17 +165,16 @@ def _grasped(node: Grasped, c: CompiledScene) -> PredFn:
         return lambda v: np.zeros(v.kin.qpos.shape[0], dtype=bool)
     _, half = body_extent(c, b)
     reach = float(np.max(half)) + 0.02
+    limit = np.array([reach, 0.02, reach])  # |offset| in the site frame, per axis
+    finger_cols = as_slice(fingers)
+    widest = grip.max_width - 0.004
 
     def fn(v: TaskView) -> np.ndarray:
-        rel = v.kin.body_pos[:, b] - v.kin.site_pos[:, site]
-        local = (rel[:, :, None] * v.kin.site_mat[:, site]).sum(axis=1)  # site frame (B, 3)
-        opening = np.abs(v.kin.qpos[:, fingers]).sum(axis=1)
-        between = (
-            (np.abs(local[:, 1]) < 0.02)
-            & (np.abs(local[:, 0]) < reach)
-            & (np.abs(local[:, 2]) < reach)
-        )
-        blocked = (opening > 0.004) & (opening < grip.max_width - 0.004)
-        return between & blocked
+        kin = v.kin
+        rel = kin.body_pos[:, b] - kin.site_pos[:, site]
+        local = (rel[:, None, :] @ kin.site_mat[:, site])[:, 0]  # site frame (B, 3)
+        between = np.logical_and.reduce(np.abs(local) < limit, axis=1)
+        opening = np.add.reduce(np.abs(kin.qpos[:, finger_cols]), axis=1)
+        return between & (opening > 0.004) & (opening < widest)
 
     return fn

@@ -85,6 +85,9 @@ class BackendHandler(Handler):
         self._ctrl = np.zeros((b, m.nu))
         self._contacts = [np.zeros((0, 2), dtype=np.int64)] * b
         self._substep: Substep | None = None
+        # one MjData per env, for stepping all envs substep by substep (see _lockstep)
+        self._env_data: list[mujoco.MjData] | None = None
+        self._env_views: list[tuple[np.ndarray, ...]] = []
         self._batch_buffers = (
             self._qpos,
             self._qvel,
@@ -92,6 +95,14 @@ class BackendHandler(Handler):
             self._body_quat,
             self._site_pos,
             self._site_mat,
+        )
+        self._kinematics = Kinematics(
+            qpos=self._qpos,
+            qvel=self._qvel,
+            body_pos=self._body_pos,
+            body_quat=self._body_quat,
+            site_pos=self._site_pos,
+            site_mat=self._site_mat.reshape(b, -1, 3, 3),
         )
         self._scratch_views = [
             (d.qpos, d.qvel, d.xpos, d.xquat, d.site_xpos, d.site_xmat) for d in self._scratch
@@ -104,10 +115,13 @@ class BackendHandler(Handler):
         """Kinematics of env i (loaded in thread `tid`'s scratch data), copied into the
         batch buffers (through views of the scratch data made once: building them is
         most of the cost of a copy this small)."""
-        m, d = self._models[i], self._scratch[tid]
+        self._refresh_from(i, self._scratch[tid], self._scratch_views[tid])
+
+    def _refresh_from(self, i: int, d: mujoco.MjData, views: tuple[np.ndarray, ...]) -> None:
+        m = self._models[i]
         mujoco.mj_kinematics(m, d)
         mujoco.mj_comPos(m, d)
-        for dst, src in zip(self._batch_buffers, self._scratch_views[tid], strict=True):
+        for dst, src in zip(self._batch_buffers, views, strict=True):
             dst[i] = src
         for site, jac in self._jac.items():
             mujoco.mj_jacSite(m, d, jac[i, :3], jac[i, 3:], site)
@@ -158,11 +172,46 @@ class BackendHandler(Handler):
         self._run(self._work, range(self.num_envs))
 
     def _step_with(self, ctrl: np.ndarray, substep: Substep) -> None:
+        batch = getattr(substep, "batch", None)
+        if batch is not None and self.num_envs > 1:
+            self._ctrl[:] = ctrl
+            self._lockstep(batch)
+            return
         self._substep = substep
         try:
             self._step(ctrl)
         finally:
             self._substep = None
+
+    def _lockstep(self, batch: Callable[..., None]) -> None:
+        """One control step of all envs together, substep by substep, each env in its own
+        MjData (made on first use): mj_step1 of every env, the controller's `batch` for
+        all of them at once, mj_step2 of every env. The same operations per env as
+        stepping envs one at a time; the controller's math runs once per substep instead
+        of once per env and substep (it holds the GIL: threads would only take turns)."""
+        if self._env_data is None:
+            self._env_data = [mujoco.MjData(self.model) for _ in range(self.num_envs)]
+            self._env_views = [
+                (d.qpos, d.qvel, d.xpos, d.xquat, d.site_xpos, d.site_xmat) for d in self._env_data
+            ]
+        datas, models = self._env_data, self._models
+        ctrl = self._layout["ctrl"]
+        for i, d in enumerate(datas):
+            row = self._state[i]
+            row[ctrl] = self._ctrl[i]
+            mujoco.mj_setState(models[i], d, row, SPEC)
+        pairs = list(zip(models, datas, strict=True))
+        for k in range(self.substeps):
+            for m, d in pairs:
+                mujoco.mj_step1(m, d)
+            batch(k, models, datas)
+            for m, d in pairs:
+                mujoco.mj_step2(m, d)
+        for i, d in enumerate(datas):
+            mujoco.mj_getState(models[i], d, self._state[i], SPEC)
+            if self.track_contacts:  # those of the last substep's collision pass
+                self._contacts[i] = geom_contacts(d)
+            self._refresh_from(i, d, self._env_views[i])
 
     def contacts(self) -> list[np.ndarray]:
         if not self.track_contacts:
@@ -193,15 +242,7 @@ class BackendHandler(Handler):
         )
 
     def kinematics(self) -> Kinematics:
-        b = self.num_envs
-        return Kinematics(
-            qpos=self._qpos,
-            qvel=self._qvel,
-            body_pos=self._body_pos,
-            body_quat=self._body_quat,
-            site_pos=self._site_pos,
-            site_mat=self._site_mat.reshape(b, -1, 3, 3),
-        )
+        return self._kinematics  # views of the batch buffers, which steps update in place
 
     def site_jacobian(self, site: int) -> np.ndarray:
         if site in self._jac:
