@@ -331,7 +331,7 @@ class _Loop:
             self.acc = np.concatenate([self.acc[:, 1:], np.zeros_like(self.acc[:, :1])], 1)
             self.wsum = np.concatenate([self.wsum[:, 1:], np.zeros_like(self.wsum[:, :1])], 1)
         elif self.chunk.shape[1] == 1:
-            raw = self.chunk[:, 0]
+            raw = self.chunk[:, 0].copy()  # not a view: the next chunk overwrites it
         else:
             raw = self.chunk[self.all_slots, np.minimum(self.pos, self.chunk.shape[1] - 1)]
         self.raw = raw

@@ -37,6 +37,11 @@ _FIELDS = {
 }
 
 
+def _views(d: mujoco.MjData) -> tuple[np.ndarray, ...]:
+    """The arrays of `d` copied into the batch buffers, in their order (made once)."""
+    return (d.qpos, d.qvel, d.xpos, d.xquat, d.site_xpos, d.site_xmat)
+
+
 def default_threads() -> int:
     return int(os.environ.get("METASIM_THREADS", os.cpu_count() or 1))
 
@@ -104,9 +109,7 @@ class BackendHandler(Handler):
             site_pos=self._site_pos,
             site_mat=self._site_mat.reshape(b, -1, 3, 3),
         )
-        self._scratch_views = [
-            (d.qpos, d.qvel, d.xpos, d.xquat, d.site_xpos, d.site_xmat) for d in self._scratch
-        ]
+        self._scratch_views = [_views(d) for d in self._scratch]
         self.reset(np.arange(num_envs), self.default_state(num_envs))
 
     # ------------------------------------------------------------ stepping
@@ -191,9 +194,7 @@ class BackendHandler(Handler):
         of once per env and substep (it holds the GIL: threads would only take turns)."""
         if self._env_data is None:
             self._env_data = [mujoco.MjData(self.model) for _ in range(self.num_envs)]
-            self._env_views = [
-                (d.qpos, d.qvel, d.xpos, d.xquat, d.site_xpos, d.site_xmat) for d in self._env_data
-            ]
+            self._env_views = [_views(d) for d in self._env_data]
         datas, models = self._env_data, self._models
         ctrl = self._layout["ctrl"]
         for i, d in enumerate(datas):
