@@ -79,22 +79,42 @@ def _vec(value: Any, n: int) -> np.ndarray:
 # ------------------------------------------------------------ objects
 
 
+def _shift(scene: Scene, target: str | None, axis: int, value: Any) -> Scene:
+    """Move the chosen objects' initial position by `value` (m) along x (axis 0) or y (1).
+    On a scene whose episodes start from recorded states (`task.init_states`, LIBERO) the
+    recorded pose replaces the nominal one, so the shift goes into the reset offset
+    (`ObjectSpec.init`, an offset from the recorded pose there): both ends of its range
+    move by `value`. Elsewhere the nominal position moves."""
+    v = float(value)
+    if scene.task.init_states is None:
+
+        def moved(o: ObjectSpec) -> ObjectSpec:
+            pos = list(o.pos)
+            pos[axis] += v
+            return o.model_copy(update={"pos": tuple(pos)})
+
+        return _map_objects(scene, target, moved)
+
+    def offset(o: ObjectSpec) -> ObjectSpec:
+        low, high = list(o.init.pos_low), list(o.init.pos_high)
+        low[axis] += v
+        high[axis] += v
+        init = o.init.model_copy(update={"pos_low": tuple(low), "pos_high": tuple(high)})
+        return o.model_copy(update={"init": init})
+
+    return _map_objects(scene, target, offset)
+
+
 @axis("object_x")
 def _object_x(scene: Scene, value: Any, target: str | None) -> Scene:
-    """Shift the nominal position along x (m)."""
-    return _map_objects(
-        scene, target, lambda o: o.model_copy(update={"pos": (o.pos[0] + value, *o.pos[1:])})
-    )
+    """Shift the initial position along x (m)."""
+    return _shift(scene, target, 0, value)
 
 
 @axis("object_y")
 def _object_y(scene: Scene, value: Any, target: str | None) -> Scene:
-    """Shift the nominal position along y (m)."""
-    return _map_objects(
-        scene,
-        target,
-        lambda o: o.model_copy(update={"pos": (o.pos[0], o.pos[1] + value, o.pos[2])}),
-    )
+    """Shift the initial position along y (m)."""
+    return _shift(scene, target, 1, value)
 
 
 @axis("object_yaw_range")
@@ -112,11 +132,16 @@ def _object_yaw(scene: Scene, value: Any, target: str | None) -> Scene:
 def _object_pos_range(scene: Scene, value: Any, target: str | None) -> Scene:
     """Widen the reset x/y range to ±value (m) around the nominal position, or around the
     recorded position on tasks with `task.init_states` (LIBERO's object layout); the
-    offset is drawn per episode from its seed. Default target: every object."""
+    offset is drawn per episode from its seed. The range stays centred where it was (an
+    `object_x`/`object_y` shift in the same cell is kept). Default target: every object."""
 
     def widen(o: ObjectSpec) -> ObjectSpec:
         v = float(value)
-        init = o.init.model_copy(update={"pos_low": (-v, -v, 0.0), "pos_high": (v, v, 0.0)})
+        lo, hi = o.init.pos_low, o.init.pos_high
+        cx, cy = (lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2
+        init = o.init.model_copy(
+            update={"pos_low": (cx - v, cy - v, 0.0), "pos_high": (cx + v, cy + v, 0.0)}
+        )
         return o.model_copy(update={"init": init})
 
     return _map_objects(scene, target or "*", widen)

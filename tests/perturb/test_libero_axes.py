@@ -150,6 +150,35 @@ def test_object_layout_offsets_the_recorded_positions() -> None:
     np.testing.assert_array_equal(a.qpos[:, arm], base.qpos[:, arm])
 
 
+def test_object_shift_moves_the_recorded_positions() -> None:
+    """object_x / object_y on a task with recorded init states: the recorded pose moved by
+    the level, exactly, every episode (not the nominal pose, which the recorded state
+    replaces); with object_pos_range in the same cell the range is centred on the shift."""
+    nominal = compile_scene(_task().scene)
+    seeds, episodes = [1, 2, 3], [0, 7, 33]
+    base = TaskRuntime(nominal).sample_initial(_state(nominal, 3), seeds, episodes)
+    names = [o.name for o in _task().scene.objects]
+    target = names[1]
+    adr = int(nominal.index.object_qpos[1])
+    for axis, col in (("object_x", 0), ("object_y", 1)):
+        moved = compile_scene(_one(axis, 0.04, target))
+        a = TaskRuntime(moved).sample_initial(_state(moved, 3), seeds, episodes)
+        shift = np.zeros_like(a.qpos)
+        shift[:, adr + col] = 0.04
+        np.testing.assert_allclose(a.qpos, base.qpos + shift, atol=1e-12, rtol=0)
+    grid = Grid.model_validate(
+        {"name": "t", "design": "factorial", "factors": [
+            {"name": "x", "axis": "object_x", "target": target, "levels": [0.0, 0.1]},
+            {"name": "r", "axis": "object_pos_range", "target": target, "levels": [0.0, 0.01]},
+        ]}
+    )  # fmt: skip
+    cell = next(c for c in expand(grid) if c.values == {"x": 0.1, "r": 0.01})
+    both = compile_scene(apply_cell(_task().scene, grid, cell)[0])
+    b = TaskRuntime(both).sample_initial(_state(both, 3), seeds, episodes)
+    dx = b.qpos[:, adr] - base.qpos[:, adr]
+    assert np.all(np.abs(dx - 0.1) <= 0.01 + 1e-12) and np.ptp(dx) > 0
+
+
 def test_sensor_noise_reaches_the_camera_observation() -> None:
     compiled, _ = _nominal()
     frames = []
