@@ -5,6 +5,7 @@ when it cannot be built, e.g. with no package index reachable)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -12,11 +13,16 @@ from metasim.libero.reference import ReferenceSim, RefSimError, ensure_venv
 
 
 @pytest.fixture(scope="module")
-def ref() -> Iterator[ReferenceSim]:
-    """One reference worker process per test module."""
+def ref_python() -> Path:
+    """The reference venv's python (built on first use)."""
     try:
-        python = ensure_venv()
+        return ensure_venv()
     except RefSimError as exc:
         pytest.skip(f"cannot build the LIBERO reference venv (offline?): {exc}")
-    with ReferenceSim(python) as sim:
+
+
+@pytest.fixture(scope="module")
+def ref(ref_python: Path) -> Iterator[ReferenceSim]:
+    """One reference worker process per test module."""
+    with ReferenceSim(ref_python) as sim:
         yield sim

@@ -6,7 +6,6 @@ settings (libero_goal 0 was)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import mujoco
@@ -17,21 +16,7 @@ from PIL import Image
 from metasim.cli.main import main
 from metasim.control.osc import step_osc
 from metasim.libero import contacts, parity, robot
-from metasim.libero.reference import ReferenceSim, RefSimError, ensure_venv
-
-
-@pytest.fixture(scope="module")
-def ref_python() -> Path:
-    try:
-        return ensure_venv()
-    except RefSimError as exc:
-        pytest.skip(f"cannot build the LIBERO reference venv (offline?): {exc}")
-
-
-@pytest.fixture(scope="module")
-def ref(ref_python: Path) -> Iterator[ReferenceSim]:
-    with ReferenceSim(ref_python) as sim:
-        yield sim
+from metasim.libero.reference import ReferenceSim
 
 
 def test_cli_json_meets_the_targets_on_a_floor_task(
