@@ -21,16 +21,10 @@ def add_parser(verbs: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from rich.progress import TextColumn, TimeRemainingColumn
     from rich.table import Table
 
+    from metasim.cli.progress import task_progress
     from metasim.collect.options import compose_collect
     from metasim.collect.runner import collect
 
@@ -38,15 +32,8 @@ def run(args: argparse.Namespace) -> int:
     if args.quiet:
         result = collect(cfg, opts)
     else:
-        columns = (
-            TextColumn("{task.description:<16}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[kept]}"),
-        )
-        with Progress(*columns, console=Console(stderr=True)) as progress:
+        extra = (TimeRemainingColumn(), TextColumn("{task.fields[kept]}"))
+        with task_progress(*extra) as progress:
             bars: dict[str, Any] = {}
 
             def start(held: dict[str, int], total: int) -> None:

@@ -14,9 +14,9 @@ def add_parser(verbs: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
+    from metasim.cli.progress import task_progress
     from metasim.evaluate.config import compose
     from metasim.evaluate.runner import run_eval
 
@@ -24,13 +24,7 @@ def run(args: argparse.Namespace) -> int:
     if args.quiet:
         result = run_eval(cfg)
     else:
-        columns = (
-            TextColumn("{task.description:<16}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-        )
-        with Progress(*columns, console=Console(stderr=True)) as progress:
+        with task_progress() as progress:
             result = run_eval(cfg, progress)
     table = Table(title=f"{cfg.suite.name} / {cfg.policy.kind} (seed {cfg.seed})")
     for col in ("task", "success", "95% CI", "n", "progress", "steps"):

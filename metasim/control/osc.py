@@ -374,14 +374,11 @@ def step_osc(
     """One control step of B envs (one MjData each): set the goal from `action` (B, 7),
     then `substeps` physics steps, each recomputing the torque (mj_step1, ctrl, mj_step2;
     the same as robosuite's forward, ctrl, mj_step for the Euler integrator)."""
-    ctrl = np.array([d.ctrl for d in datas])
+    osc.command(action)
+    models = [model] * len(datas)
     for k in range(substeps):
         for d in datas:
             mujoco.mj_step1(model, d)
-        arm = read_arm(model, datas, osc.index)
-        if k == 0:
-            osc.set_goal(action, arm)
-        osc.ctrl(arm, ctrl)
-        for d, c in zip(datas, ctrl, strict=True):
-            d.ctrl[:] = c
+        osc.batch(k, models, datas)
+        for d in datas:
             mujoco.mj_step2(model, d)
