@@ -175,8 +175,3 @@ def group_reader(group: str, layout: Layout) -> Callable[[Kinematics], dict[str,
     are resolved once, here (this runs every control step)."""
     readers = [(k, t.reader(layout)) for k, t in OBS_TERMS.items() if t.group == group]
     return lambda kin: {k: read(kin) for k, read in readers}
-
-
-def read_group(group: str, layout: Layout, kin: Kinematics) -> dict[str, np.ndarray]:
-    """Every term of `group`, (B, *shape) each, in table order."""
-    return group_reader(group, layout)(kin)

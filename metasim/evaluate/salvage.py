@@ -19,17 +19,16 @@ from typing import Any
 import duckdb
 
 from metasim.errors import MetasimInputError, one_line
+from metasim.evaluate.table import COLUMNS, TABLE, create_table
 
-Row = tuple[Any, ...]  # the store's columns, in metasim.evaluate.store._COLUMNS order
+Row = tuple[Any, ...]  # the store's columns, in metasim.evaluate.table.COLUMNS order
 ROW_GROUP = 122_880  # DuckDB's rows per row group: the unit a damaged block takes with it
 
 
 def salvage(path: Path, exc: Exception) -> MetasimInputError:
     """Move the damaged store at `path` aside, rebuild it from what survives, and return
     the error that tells the user (the caller raises it)."""
-    from metasim.evaluate.store import _COLUMNS
-
-    columns = list(_COLUMNS)
+    columns = list(COLUMNS)
     aside = _move_aside(path)
     from_db = read_damaged(aside, columns)
     from_parquet = read_parquet(path.parent / "episodes.parquet", columns)
@@ -130,8 +129,6 @@ def read_parquet(path: Path, columns: list[str]) -> list[Row]:
 
 def write_store(path: Path, rows: list[Row], columns: list[str]) -> None:
     """A new store at `path` holding `rows`."""
-    from metasim.evaluate.store import TABLE, create_table
-
     con = duckdb.connect(str(path))
     try:
         create_table(con)

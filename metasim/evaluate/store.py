@@ -33,20 +33,7 @@ import duckdb
 from metasim.errors import MetasimInputError
 from metasim.evaluate.records import EpisodeRecord, decode_factors, encode_factors
 from metasim.evaluate.salvage import salvage
-
-TABLE = "episodes"
-_COLUMNS = {
-    "task": "VARCHAR NOT NULL",
-    "cell": "VARCHAR NOT NULL",
-    "episode": "BIGINT NOT NULL",
-    "seed": "BIGINT NOT NULL",
-    "success": "BOOLEAN NOT NULL",
-    "progress": "DOUBLE NOT NULL",
-    "steps": "BIGINT NOT NULL",
-    "wall_time_s": "DOUBLE NOT NULL",
-    "error": "VARCHAR",
-    "factors": "VARCHAR NOT NULL",
-}
+from metasim.evaluate.table import COLUMNS, TABLE, create_table
 
 
 class RunStore:
@@ -97,7 +84,7 @@ class RunStore:
     def append(self, record: EpisodeRecord) -> None:
         """Insert one finished episode (committed before returning)."""
         row = {**asdict(record), "factors": encode_factors(record.factors)}
-        names = list(_COLUMNS)
+        names = list(COLUMNS)
         self.con.execute(
             f"INSERT INTO {TABLE} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
             [row[n] for n in names],
@@ -163,17 +150,11 @@ def open_checked(path: Path) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(str(path))
     try:
         create_table(con)
-        con.execute(f"SELECT count(*), sum(hash({', '.join(_COLUMNS)})) FROM {TABLE}").fetchall()
+        con.execute(f"SELECT count(*), sum(hash({', '.join(COLUMNS)})) FROM {TABLE}").fetchall()
     except duckdb.Error:
         con.close()
         raise
     return con
-
-
-def create_table(con: duckdb.DuckDBPyConnection) -> None:
-    """The episodes table, keyed by (task, cell, episode), if it is not there yet."""
-    cols = ", ".join(f"{k} {v}" for k, v in _COLUMNS.items())
-    con.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} ({cols}, PRIMARY KEY (task, cell, episode))")
 
 
 class RunLock:

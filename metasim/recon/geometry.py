@@ -57,13 +57,6 @@ def tsdf_fuse(
     return mesh
 
 
-def points_cloud(points: np.ndarray, colors: np.ndarray) -> o3d.geometry.PointCloud:
-    """An Open3D cloud from (N, 3) points and (N, 3) colours in [0, 1]."""
-    pcd = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(points))
-    pcd.colors = o3d.utility.Vector3dVector(np.clip(colors, 0.0, 1.0))
-    return pcd
-
-
 def mesh_points(mesh: o3d.geometry.TriangleMesh) -> tuple[np.ndarray, np.ndarray]:
     """(N, 3) vertices and (N, 3) colours in [0, 1] of a mesh."""
     pts = np.asarray(mesh.vertices)

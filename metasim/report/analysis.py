@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from metasim.report.data import Episode, Run
-from metasim.stats import success_interval
+from metasim.stats import iqm as stats_iqm
+from metasim.stats import newcombe_interval, score_distribution, success_interval
 
 
 @dataclass(frozen=True)
@@ -43,16 +44,14 @@ class LevelStat:
         return self.k / self.n if self.n else float("nan")
 
 
-def newcombe(k1: int, n1: int, k0: int, n0: int) -> tuple[float, float, float]:
-    """p1 - p0 and its 95% Newcombe hybrid score interval; NaNs when a group is empty."""
-    if n1 == 0 or n0 == 0:
-        return math.nan, math.nan, math.nan
-    p1, p0 = k1 / n1, k0 / n0
-    l1, u1 = success_interval(k1, n1)
-    l0, u0 = success_interval(k0, n0)
-    d = p1 - p0
-    lo = d - math.sqrt((p1 - l1) ** 2 + (u0 - p0) ** 2)
-    hi = d + math.sqrt((u1 - p1) ** 2 + (p0 - l0) ** 2)
+def difference(k1: int, n1: int, k0: int, n0: int) -> tuple[float, float, float]:
+    """p1 - p0 with its 95% Newcombe interval (`metasim.stats.newcombe_interval`).
+
+    The difference is NaN when a group is empty, and its interval then is the whole
+    (-1, 1): nothing is known about it.
+    """
+    lo, hi = newcombe_interval(k1, n1, k0, n0)
+    d = k1 / n1 - k0 / n0 if n1 and n0 else math.nan
     return d, max(lo, -1.0), min(hi, 1.0)
 
 
@@ -105,7 +104,7 @@ def level_stats(run: Run, task: str | None = None) -> list[LevelStat]:
             group = _group(eps, run, factor, level)
             k, n = sum(e.success for e in group), len(group)
             lo, hi = success_interval(k, n)
-            d, dlo, dhi = newcombe(k, n, k0, n0)
+            d, dlo, dhi = difference(k, n, k0, n0)
             nom = level is levels[0]
             out.append(LevelStat(factor, level, task, k, n, lo, hi, d, dlo, dhi, nom))
     return out
@@ -149,19 +148,16 @@ def cell_scores(run: Run) -> np.ndarray:
 
 
 def profile(scores: np.ndarray, taus: np.ndarray) -> np.ndarray:
-    """Performance profile F(tau) = fraction of scores > tau, shape (len(taus),)."""
+    """Performance profile F(tau) = fraction of scores > tau, shape (len(taus),); zeros
+    when there are no scores (`metasim.stats.score_distribution` over one run)."""
     if scores.size == 0:
         return np.zeros_like(taus)
-    return (scores[None, :] > taus[:, None]).mean(axis=1)
+    return score_distribution(scores.reshape(1, -1), taus)
 
 
 def iqm(scores: np.ndarray) -> float:
-    """Interquartile mean: the 25% trimmed mean (rliable's definition)."""
-    if scores.size == 0:
-        return math.nan
-    from scipy.stats import trim_mean
-
-    return float(trim_mean(scores, 0.25))
+    """Interquartile mean of the scores (`metasim.stats.iqm`); NaN when there are none."""
+    return stats_iqm(scores.reshape(1, -1)) if scores.size else math.nan
 
 
 def task_rates(run: Run) -> np.ndarray:

@@ -153,7 +153,7 @@ def difference_section(a: Run, b: Run) -> str:
             rows.append([task, "–", "–", "–", "only in one run"])
             classes.append("")
             continue
-        d, lo, hi = an.newcombe(sb.k, sb.n, sa.k, sa.n)
+        d, lo, hi = an.difference(sb.k, sb.n, sa.k, sa.n)
         rows.append(
             [
                 task,

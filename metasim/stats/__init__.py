@@ -22,6 +22,7 @@ from metasim.stats.aggregates import (
     performance_profile,
     probability_of_improvement,
     probability_of_improvement_ci,
+    score_distribution,
     stratified_bootstrap_bands,
     stratified_bootstrap_ci,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "probability_of_improvement_ci",
     "rank_factors",
     "run_adaptive",
+    "score_distribution",
     "sensitivity_summary",
     "stratified_bootstrap_bands",
     "stratified_bootstrap_ci",

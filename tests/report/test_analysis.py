@@ -46,11 +46,18 @@ def make_run() -> Run:
     return Run(Path("x"), RunSummary.model_validate(summary), eps)
 
 
-def test_newcombe_matches_the_hand_value() -> None:
+def test_difference_matches_the_hand_value() -> None:
     # Newcombe (1998) example: 56/70 vs 48/80 -> 0.2 with interval [0.0524, 0.3339].
-    d, lo, hi = an.newcombe(56, 70, 48, 80)
+    d, lo, hi = an.difference(56, 70, 48, 80)
     assert d == pytest.approx(0.2)
     assert (lo, hi) == pytest.approx((0.0524, 0.3339), abs=5e-4)
+
+
+def test_difference_of_an_empty_group_is_unknown() -> None:
+    # One edge case for the report and stats/: NaN difference, the whole (-1, 1) interval.
+    d, lo, hi = an.difference(3, 4, 0, 0)
+    assert np.isnan(d)
+    assert (lo, hi) == (-1.0, 1.0)
 
 
 def test_level_stats_contrast_each_level_with_nominal() -> None:
@@ -68,6 +75,8 @@ def test_profile_and_iqm() -> None:
     scores = np.array([0.0, 0.5, 0.5, 1.0])
     assert an.profile(scores, np.array([0.0, 0.5, 0.99])).tolist() == [0.75, 0.25, 0.25]
     assert an.iqm(np.array([0.0, 0.2, 0.4, 1.0])) == pytest.approx(0.3)
+    assert an.profile(np.array([]), np.array([0.5])).tolist() == [0.0]
+    assert np.isnan(an.iqm(np.array([])))
 
 
 def test_report_of_a_bare_summary(tmp_path: Path) -> None:
