@@ -209,7 +209,10 @@ class RunLock:
     folder. The file is left in place (removing it would let a third process lock a
     different file); it says who holds or last held the lock."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, verb: str = "eval") -> None:
+        """`verb`: the metasim command that writes folders like this one (its message
+        names it)."""
+        where = "run folder" if verb == "eval" else "folder"
         self.path = run_dir / "run.lock"
         try:
             self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -224,7 +227,7 @@ class RunLock:
             self.release()
             raise MetasimInputError(
                 f"out={run_dir}",
-                [f"another metasim eval is writing this run folder ({holder})"],
+                [f"another metasim {verb} is writing this {where} ({holder})"],
                 "Wait for it to finish (then run this command again to add what it lacks), "
                 "or choose another out=",
             ) from None
