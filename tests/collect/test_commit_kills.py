@@ -223,3 +223,33 @@ def test_a_killed_collect_process_reruns_to_the_uninterrupted_dataset(
     for key in want:
         np.testing.assert_array_equal(got[key], want[key], err_msg=key)
     assert not [n for n in OURS if (root / n).exists()]
+
+
+def _reopen(root: Path, kill: int) -> int:
+    """Open the folder (which finishes or undoes what a killed run left), dying at change
+    `kill` (-1: count them). Returns the changes made."""
+    with kill_at(kill, reverse=True) as counter:
+        DatasetWriter(root, REPO, SPEC).close()
+    return counter.n
+
+
+def test_a_kill_at_every_step_of_undoing_a_batch_loses_nothing(
+    reference: dict[str, Path], tmp_path: Path
+) -> None:
+    """A batch killed before its commit point is undone by the next run; that run killed
+    at any step of the undo leaves a folder the run after it still undoes right."""
+    open_batch = tmp_path / "open"
+    shutil.copytree(reference["first"], open_batch)
+    assert _in_child(lambda: _batch(open_batch, NEXT, 0, True)) == KILLED  # batch open
+    count = tmp_path / "count"
+    assert _in_child(lambda: count.write_text(str(_reopen(open_batch, -1)))) == 0
+    steps = int(count.read_text())  # measured on the folder left by the kill, undone since
+    assert steps >= 3
+    for j in range(steps):
+        root = tmp_path / f"undo{j}"
+        shutil.copytree(reference["first"], root)
+        assert _in_child(lambda r=root: _batch(r, NEXT, 0, True)) == KILLED
+        assert _in_child(lambda r=root, j=j: _reopen(r, j)) == KILLED
+        _batch(root, FIRST)
+        _batch(root, NEXT)
+        _assert_same(root, reference["both"])
