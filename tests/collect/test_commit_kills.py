@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -85,8 +87,15 @@ def _in_child(fn: Callable[[], object]) -> int:
             traceback.print_exc()
             os._exit(1)
         os._exit(0)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
+    deadline = time.monotonic() + 120  # a child stuck on a lock a thread held at fork
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.005)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail("the child writing the batch hung")
 
 
 def _files(root: Path) -> list[str]:
