@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 
@@ -50,5 +51,16 @@ def run(args: argparse.Namespace) -> int:
     for task, row in result.per_task.items():
         table.add_row(task, str(row["run"]), str(row["successes"]), str(row["kept"]))
     Console().print(table)
+    kept = sum(row["kept"] for row in result.per_task.values())
+    if kept == 0:  # LeRobot has no dataset to open there: say so, do not exit 0
+        run = sum(row["run"] for row in result.per_task.values())
+        sys.stderr.write(
+            f"error: out={result.root}: no episode is in the dataset ({run} run, none kept "
+            f"with keep={opts.keep}), so the folder holds no LeRobot dataset yet "
+            "(LeRobotDataset cannot open it). Fix the policy or the tasks, or use keep=all "
+            "to keep failed episodes too; the episodes run are recorded in "
+            "meta/metasim_episodes.jsonl and are not run again\n"
+        )
+        return 1
     Console().print(f"dataset: {result.root}")
     return 0

@@ -4,12 +4,16 @@
     metasim eval policy=metasim_remote policy.port=8000     # evaluate it through openpi
 
 Binds 127.0.0.1 unless `--host` says otherwise; `--api-key` (or METASIM_API_KEY) makes
-the server refuse clients without it. `GET /healthz` answers 200.
+the server refuse clients without it. An address other machines reach (`--host 0.0.0.0`,
+a LAN address) without a key is refused unless `--allow-unauthenticated` says so: anyone
+who reaches the port could then use the policy. `GET /healthz` answers 200.
 """
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
+import math
 import os
 import sys
 import threading
@@ -30,9 +34,41 @@ def add_parser(verbs: Any) -> None:
         "--max-frame-mb", type=float, default=16.0, help="largest request frame (default 16 MiB)"
     )
     srv.add_argument(
-        "--idle-timeout", type=float, default=300.0, help="close silent connections (s)"
+        "--idle-timeout",
+        type=float,
+        default=300.0,
+        help="close connections silent this long (s; 0: never)",
+    )
+    srv.add_argument(
+        "--allow-unauthenticated",
+        action="store_true",
+        help="serve a non-loopback --host without --api-key (anyone who reaches it may use it)",
     )
     srv.add_argument("--debug", action="store_true", help="send tracebacks to clients")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether only this machine can reach `host` (127.0.0.0/8, ::1, localhost)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to any interface
+        return False
+
+
+def check_exposure(host: str, api_key: str | None, allowed: bool) -> None:
+    """Refuse to serve other machines without a key unless the user says so."""
+    if api_key or allowed or is_loopback(host):
+        return
+    raise MetasimInputError(
+        f"--host {host}",
+        [
+            "this address can be reached from other machines and no --api-key (or "
+            "METASIM_API_KEY) is set, so anyone who reaches the port could use the policy"
+        ],
+        "Set --api-key, bind 127.0.0.1, or pass --allow-unauthenticated to serve without one",
+    )
 
 
 def run_serve_cli(args: argparse.Namespace) -> int:
@@ -44,13 +80,18 @@ def run_serve_cli(args: argparse.Namespace) -> int:
         raise MetasimInputError("--port", [f"expected 0..65535, got {args.port}"])
     if not args.max_frame_mb > 0:
         raise MetasimInputError("--max-frame-mb", [f"expected > 0, got {args.max_frame_mb}"])
+    if not (math.isfinite(args.idle_timeout) and args.idle_timeout >= 0):
+        raise MetasimInputError(
+            "--idle-timeout", [f"expected seconds >= 0 (0: never), got {args.idle_timeout}"]
+        )
+    api_key = args.api_key or os.environ.get("METASIM_API_KEY") or None
+    check_exposure(args.host, api_key, args.allow_unauthenticated)
     cfg = compose(list(args.overrides))
     options = cfg.policy.adapter_options()
     if cfg.policy.kind in ("openpi", "http"):
         raise MetasimInputError(
             "command line", [f"policy={cfg.policy.kind} is a client; serve a local policy"]
         )
-    api_key = args.api_key or os.environ.get("METASIM_API_KEY") or None
     metadata = {
         "protocol": PROTOCOL,
         "policy": cfg.policy.kind,
@@ -68,6 +109,8 @@ def run_serve_cli(args: argparse.Namespace) -> int:
     )
     server.start()
     auth = " (API key required)" if api_key else ""
+    if not api_key and not is_loopback(args.host):
+        auth = " WITHOUT an API key: anyone who reaches this port can use the policy"
     sys.stderr.write(f"serving policy {cfg.policy.kind!r} on {server.url}{auth}\n")
     sys.stderr.flush()
     try:

@@ -13,11 +13,21 @@ Frames: `observation.images.<camera>` uint8 (H, W, 3), `observation.state` float
 (n_arm + 1,) = [joint_pos, gripper (1 = open)], `action` float32 (D,) in the declared
 convention, `task` = the scene's instruction.
 
-Episodes are committed per (task, cell) batch. Before a batch, the files LeRobot rewrites
-are copied to DIR/.metasim_pending/ with the list of files that exist; the batch ends
-with LeRobot's `finalize()` and the episode lines, then the copy is removed. A run killed
-mid-batch leaves the copy, and the next run restores it (deleting the files of the
-unfinished batch), so the folder always holds whole, committed batches.
+Episodes are committed per (task, cell) batch, and one rename is the commit point:
+
+1. begin: the files LeRobot rewrites are copied, with the list of every file there, into
+   DIR/.metasim_begin/, which is then renamed DIR/.metasim_pending/ (the batch is open);
+2. the batch: LeRobot writes its files, `finalize()` closes them, a new dataset is moved
+   in, the episode lines are appended;
+3. commit: DIR/.metasim_pending/ is renamed DIR/.metasim_trash/ (the commit point), which
+   is then deleted.
+
+A run killed at any step leaves the folder in one of three states, and the next run
+sees which: `.metasim_begin` (or none) -- no batch was open, the copy is deleted;
+`.metasim_pending` -- the batch is undone (its files deleted, the copies put back, then
+the copy renamed away as in 3); `.metasim_trash` -- the batch was committed, the leftover
+copy is deleted. So the folder always holds whole, committed batches, whatever order the
+file system deletes files in.
 
 LeRobot creates a dataset only in a folder that does not exist yet, and opens one only
 once it holds an episode: until the first episode is kept, a batch is written into a new
@@ -27,6 +37,7 @@ dataset under .metasim_pending/new/ and its files are moved into DIR at commit.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -39,7 +50,10 @@ from metasim.evaluate.store import RunLock, make_run_dir
 META = "meta"
 COLLECT_FILE = "metasim_collect.json"
 EPISODES_FILE = "metasim_episodes.jsonl"
-PENDING = ".metasim_pending"
+BEGIN = ".metasim_begin"  # the copy being made: no batch open yet
+PENDING = ".metasim_pending"  # the copy of an open batch: undo it if found
+TRASH = ".metasim_trash"  # the copy of a committed batch: delete it if found
+OURS = (BEGIN, PENDING, TRASH)
 LOCK = "run.lock"
 REWRITTEN = ("meta/info.json", "meta/stats.json", "meta/tasks.parquet", f"meta/{EPISODES_FILE}")
 
@@ -65,12 +79,39 @@ def features(
 
 
 def _files(root: Path) -> list[str]:
-    """Every file under root (relative), leaving out the pending copy and the lock."""
+    """Every file under root (relative), leaving out the batch copies and the lock."""
     return sorted(
         str(p.relative_to(root))
         for p in root.rglob("*")
-        if p.is_file() and PENDING not in p.relative_to(root).parts and p.name != LOCK
+        if p.is_file() and p.relative_to(root).parts[0] not in OURS and p.name != LOCK
     )
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write `path` whole or not at all (a temporary file renamed over it)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _drop_empty_dirs(root: Path) -> None:
+    """Remove the folders an undone batch leaves empty (deepest first)."""
+    for path in sorted(root.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        if path.is_dir() and path.name not in OURS and path != root / META:
+            if not any(path.iterdir()):
+                path.rmdir()
+
+
+def _holds_only_ours(root: Path) -> bool:
+    """Whether a folder with no dataset yet holds only what a killed first run of this
+    writer leaves (its lock, a copy, the dataset spec not yet renamed into place)."""
+    for p in root.iterdir():
+        if p.name == META and p.is_dir():
+            if any(x.name != COLLECT_FILE + ".tmp" for x in p.iterdir()):
+                return False
+        elif p.name not in (LOCK, BEGIN):
+            return False
+    return True
 
 
 def _import_lerobot() -> None:
@@ -96,22 +137,21 @@ class DatasetWriter:
         self.ds: Any = None
         self.pending: list[dict[str, Any]] = []
         known = (root / META / COLLECT_FILE).is_file()
-        if not known and root.is_dir() and any(p.name != LOCK for p in root.iterdir()):
+        if not known and root.is_dir() and not _holds_only_ours(root):
             raise MetasimInputError(
                 f"out={root}",
                 ["the folder exists, is not empty and holds no dataset of metasim collect"],
                 "Pick a new folder, or the folder of an earlier collect to resume it",
             )
         make_run_dir(root)
-        self._lock = RunLock(root)
+        self._lock = RunLock(root, "collect")
         try:
             self._restore()
             if known:
                 self._check_same()
-            else:
+            else:  # the episode lines file appears with the first commit
                 (root / META).mkdir(exist_ok=True)
-                (root / META / COLLECT_FILE).write_text(json.dumps(self.spec, indent=2) + "\n")
-                (root / META / EPISODES_FILE).write_text("")
+                _write_atomic(root / META / COLLECT_FILE, json.dumps(self.spec, indent=2) + "\n")
         except BaseException:
             self._lock.release()
             raise
@@ -142,7 +182,8 @@ class DatasetWriter:
 
     def records(self) -> list[dict[str, Any]]:
         """The committed episode lines (every episode run, kept or not)."""
-        text = (self.root / META / EPISODES_FILE).read_text()
+        path = self.root / META / EPISODES_FILE
+        text = path.read_text() if path.is_file() else ""
         return [json.loads(line) for line in text.splitlines() if line.strip()]
 
     def kept(self) -> int:
@@ -159,15 +200,17 @@ class DatasetWriter:
         writer (a dataset continued in new files, or a new one under the pending copy)."""
         from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
-        pending = self.root / PENDING
-        pending.mkdir()
+        copy = self.root / BEGIN
+        copy.mkdir()
         for rel in REWRITTEN:
             src = self.root / rel
             if src.is_file():
-                dst = pending / rel
+                dst = copy / rel
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dst)
-        (pending / "files.json").write_text(json.dumps(_files(self.root)))
+        (copy / "files.json").write_text(json.dumps(_files(self.root)))
+        pending = self.root / PENDING
+        os.rename(copy, pending)  # the batch is open: from here a killed run undoes it
         if self.kept() > 0:
             self.ds = LeRobotDataset(self.repo_id, root=self.root)
         else:
@@ -196,7 +239,7 @@ class DatasetWriter:
 
     def commit(self) -> None:
         """End a batch: close LeRobot's writers, move a new dataset in, append the episode
-        lines, drop the copy."""
+        lines, then rename the copy away: that one rename is the commit point."""
         self.ds.finalize()
         self.ds = None
         new = self.root / PENDING / "new"
@@ -204,28 +247,33 @@ class DatasetWriter:
             for rel in _files(new):
                 dst = self.root / rel
                 dst.parent.mkdir(parents=True, exist_ok=True)
-                shutil.move(new / rel, dst)
+                os.rename(new / rel, dst)
+        lines = "".join(json.dumps(rec, sort_keys=True) + "\n" for rec in self.pending)
         with (self.root / META / EPISODES_FILE).open("a") as f:
-            for rec in self.pending:
-                f.write(json.dumps(rec, sort_keys=True) + "\n")
+            f.write(lines)
         self.pending = []
-        shutil.rmtree(self.root / PENDING)
+        os.rename(self.root / PENDING, self.root / TRASH)  # committed
+        shutil.rmtree(self.root / TRASH)
 
     def _restore(self) -> None:
-        """Undo the unfinished batch of a killed run."""
+        """Finish what a killed run left: drop a copy that never opened a batch or that
+        of a committed batch; undo an open batch (see the module's docstring)."""
+        for name in (BEGIN, TRASH):
+            if (self.root / name).exists():
+                shutil.rmtree(self.root / name)
         pending = self.root / PENDING
         if not pending.is_dir():
             return
-        listing = pending / "files.json"
-        if listing.is_file():  # else killed before the batch wrote anything
-            held = set(json.loads(listing.read_text()))
-            for rel in _files(self.root):
-                if rel not in held:
-                    (self.root / rel).unlink()
-            for rel in REWRITTEN:
-                if (pending / rel).is_file():
-                    shutil.copy2(pending / rel, self.root / rel)
-        shutil.rmtree(pending)
+        held = set(json.loads((pending / "files.json").read_text()))
+        for rel in _files(self.root):
+            if rel not in held:
+                (self.root / rel).unlink()
+        _drop_empty_dirs(self.root)
+        for rel in REWRITTEN:
+            if (pending / rel).is_file():
+                shutil.copy2(pending / rel, self.root / rel)
+        os.rename(pending, self.root / TRASH)  # undone
+        shutil.rmtree(self.root / TRASH)
 
 
 def frame_of(batch: dict[str, Any], j: int, action: np.ndarray, instruction: str) -> dict[str, Any]:

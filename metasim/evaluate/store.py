@@ -41,6 +41,7 @@ class RunStore:
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
+        refuse_foreign_folder(run_dir)
         make_run_dir(run_dir)
         self._lock = RunLock(run_dir)
         self.path = run_dir / "episodes.duckdb"
@@ -123,6 +124,33 @@ class RunStore:
         self._lock.release()
 
 
+# What only a run folder holds: its store (or one moved aside by salvage) or its manifest.
+_RUN_FILES = ("episodes.duckdb", "manifest.json")
+
+
+def refuse_foreign_folder(run_dir: Path) -> None:
+    """Refuse an `out=` that exists, is not empty and is no run folder (a dataset, a
+    user's files): a run would mix its files in and replace a `summary.json`. An empty
+    folder, one holding only the lock, and a run folder (to resume) are fine."""
+    try:
+        names = [p.name for p in run_dir.iterdir()] if run_dir.is_dir() else []
+    except OSError:
+        return  # unreadable: make_run_dir and the lock say why
+    if not names or any(n in _RUN_FILES or n.startswith("episodes.damaged-") for n in names):
+        return
+    if names == ["run.lock"]:
+        return
+    raise MetasimInputError(
+        f"out={run_dir}",
+        [
+            "the folder exists, is not empty and holds no run of metasim eval (no "
+            "episodes.duckdb or manifest.json): a run would write its files among yours "
+            "and could replace a summary.json; nothing was written"
+        ],
+        "Choose a new out= (or an empty folder), or the folder of an earlier eval to resume it",
+    )
+
+
 def make_run_dir(run_dir: Path) -> None:
     """Create the run folder; a path that cannot be one is an input error (exit 2)."""
     try:
@@ -162,7 +190,10 @@ class RunLock:
     folder. The file is left in place (removing it would let a third process lock a
     different file); it says who holds or last held the lock."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, verb: str = "eval") -> None:
+        """`verb`: the metasim command that writes folders like this one (its message
+        names it)."""
+        where = "run folder" if verb == "eval" else "folder"
         self.path = run_dir / "run.lock"
         try:
             self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -177,7 +208,7 @@ class RunLock:
             self.release()
             raise MetasimInputError(
                 f"out={run_dir}",
-                [f"another metasim eval is writing this run folder ({holder})"],
+                [f"another metasim {verb} is writing this {where} ({holder})"],
                 "Wait for it to finish (then run this command again to add what it lacks), "
                 "or choose another out=",
             ) from None

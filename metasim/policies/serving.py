@@ -13,64 +13,35 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from concurrent.futures import Future
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from metasim.paths import ASSETS
 from metasim.policies.base import Policy, PolicyContext, make_policy
+from metasim.policies.network_scene import network_scene
 from metasim.scene.compile import CompiledScene, compile_scene
 from metasim.scene.schema import Scene
 
 PROTOCOL = "metasim-raw-1"  # what the metadata frame says the server expects
 
 
-_PATH_KEYS = ("mesh", "mjcf", "file")  # scene fields that name a file
-
-
-def _named_files(value: Any, where: str = "scene") -> Iterator[tuple[str, str]]:
-    """(field path, file name) of every file a scene's plain data names."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            at = f"{where}.{key}"
-            if key in _PATH_KEYS and isinstance(item, str):
-                yield at, item
-            elif key == "name" and isinstance(item, str) and item.startswith("mjcf:"):
-                yield at, item.removeprefix("mjcf:")
-            else:
-                yield from _named_files(item, at)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from _named_files(item, f"{where}[{i}]")
-
-
-def check_network_scene(scene: Scene, root: Path = ASSETS) -> None:
-    """Refuse a scene from the network that names a file outside `root` (the package's
-    assets): absolute paths, `..`, and links that lead out. The message names the field,
-    never a file's contents."""
-    top = root.resolve()
-    for at, name in _named_files(scene.model_dump(by_alias=True)):
-        parts = PurePosixPath(name.replace("\\", "/")).parts
-        if PureWindowsPath(name).is_absolute() or name.startswith(("/", "~")) or ".." in parts:
-            raise ValueError(
-                f"{at}: a scene sent over the network may only name files relative to the "
-                f"server's assets folder, without '..' (got {name!r})"
-            )
-        if not (root / name).resolve().is_relative_to(top):
-            raise ValueError(f"{at}: {name!r} leads outside the server's assets folder")
-
-
 class SceneCache:
     """Compiled scenes keyed by the client's scene text, least recently used evicted
-        beyond `capacity`; a scene that fails to compile is never stored. Scenes come from
-    the network: the files they name must lie in the package's assets folder."""
+    beyond `capacity`; a scene that fails to compile is never stored. Scenes come from
+    the network: the files they name must lie in `root`, the package's assets folder
+    (metasim.policies.network_scene).
 
-    def __init__(self, capacity: int = 16) -> None:
+    Compiles run outside the cache's lock, so one client's big scene never holds up
+    another's; two requests for the same scene at once share one compile."""
+
+    def __init__(self, capacity: int = 16, root: Path = ASSETS) -> None:
         self._lock = threading.Lock()
-        self.capacity = capacity
+        self.capacity, self.root = capacity, root
         self._scenes: OrderedDict[str, CompiledScene] = OrderedDict()
+        self._building: dict[str, Future[CompiledScene]] = {}
 
     def __len__(self) -> int:
         return len(self._scenes)
@@ -81,13 +52,30 @@ class SceneCache:
             if key in self._scenes:
                 self._scenes.move_to_end(key)
                 return self._scenes[key]
-            scene = Scene.model_validate_json(text)
-            check_network_scene(scene)
-            compiled = compile_scene(scene, base_dir=ASSETS)
+            building = self._building.get(key)
+            if building is None:
+                future: Future[CompiledScene] = Future()
+                self._building[key] = future
+        if building is not None:
+            return building.result()  # the same scene, compiled by another session
+        try:
+            compiled = self._compile(text)
+        except BaseException as exc:
+            with self._lock:
+                del self._building[key]
+            future.set_exception(exc)
+            raise
+        with self._lock:
+            del self._building[key]
             self._scenes[key] = compiled
             while len(self._scenes) > self.capacity:
                 self._scenes.popitem(last=False)
-            return compiled
+        future.set_result(compiled)
+        return compiled
+
+    def _compile(self, text: str) -> CompiledScene:
+        scene = network_scene(Scene.model_validate_json(text), self.root)
+        return compile_scene(scene, base_dir=self.root)
 
 
 class MetasimSession:

@@ -110,7 +110,7 @@ def compile_scene(
     _options(spec, scene)
     for mat in scene.materials:
         _material(spec, mat, base_dir)
-    floor_z = _add_fixtures(spec, scene)
+    floor_z = _add_fixtures(spec, scene, base_dir)
     if scene.physics.floor:
         spec.worldbody.add_geom(
             name="floor",
@@ -198,11 +198,12 @@ def _material(spec: mujoco.MjSpec, mat: MaterialSpec, base_dir: Path) -> None:
     m.textures = textures
 
 
-def _add_fixtures(spec: mujoco.MjSpec, scene: Scene) -> float:
-    """Add every fixture; return the floor height (under the first table, else 0)."""
+def _add_fixtures(spec: mujoco.MjSpec, scene: Scene, base_dir: Path) -> float:
+    """Add every fixture (files relative to `base_dir`); return the floor height (under
+    the first table, else 0)."""
     floor_z = 0.0
     for fx in scene.fixtures:
-        z = fixtures.build(spec, fx)
+        z = fixtures.build(spec, fx, base_dir)
         if z is not None and floor_z == 0.0:
             floor_z = z
     return floor_z
@@ -379,9 +380,7 @@ def _half_extent(model: mujoco.MjModel, body: int) -> np.ndarray:
     so a mesh box reads with its axes in the body's order."""
     lo: np.ndarray = np.full(3, np.inf)
     hi: np.ndarray = np.full(3, -np.inf)
-    for g in range(model.ngeom):
-        if model.geom_bodyid[g] != body:
-            continue
+    for g in np.flatnonzero(model.geom_bodyid == body):
         flat = np.zeros(9)
         mujoco.mju_quat2Mat(flat, model.geom_quat[g])
         rot = flat.reshape(3, 3)

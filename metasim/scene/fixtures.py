@@ -7,6 +7,7 @@ the fixture; `build` dispatches through a registry keyed by the fixture's `type`
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import mujoco
@@ -15,7 +16,7 @@ from metasim.rotations import yaw_quat
 from metasim.scene.schema import BinSpec, DrawerSpec, MarkerSpec, TableSpec
 
 BOX = mujoco.mjtGeom.mjGEOM_BOX
-Builder = Callable[[mujoco.MjSpec, Any], float | None]
+Builder = Callable[[mujoco.MjSpec, Any, Path], float | None]  # (spec, fixture, base_dir)
 _BUILDERS: dict[type, Builder] = {}
 
 
@@ -27,9 +28,10 @@ def builder(kind: type) -> Callable[[Builder], Builder]:
     return register
 
 
-def build(spec: mujoco.MjSpec, fixture: Any) -> float | None:
-    """Add `fixture` to `spec`; return the floor height it implies (tables), else None."""
-    return _BUILDERS[type(fixture)](spec, fixture)
+def build(spec: mujoco.MjSpec, fixture: Any, base_dir: Path) -> float | None:
+    """Add `fixture` to `spec` (a file it names is relative to `base_dir`, the scene
+    file's folder); return the floor height it implies (tables), else None."""
+    return _BUILDERS[type(fixture)](spec, fixture, base_dir)
 
 
 def _box(
@@ -59,7 +61,7 @@ def _box(
 
 
 @builder(TableSpec)
-def _table(spec: mujoco.MjSpec, fx: TableSpec) -> float:
+def _table(spec: mujoco.MjSpec, fx: TableSpec, base_dir: Path) -> float:
     hx, hy = fx.half_size
     top = fx.height
     body = spec.worldbody.add_body(name=fx.name, pos=[fx.pos[0], fx.pos[1], top - fx.thickness / 2])
@@ -88,7 +90,7 @@ def _table(spec: mujoco.MjSpec, fx: TableSpec) -> float:
 
 
 @builder(DrawerSpec)
-def _drawer(spec: mujoco.MjSpec, fx: DrawerSpec) -> None:
+def _drawer(spec: mujoco.MjSpec, fx: DrawerSpec, base_dir: Path) -> None:
     depth, width, height = fx.outer
     t = 0.01
     dx, wy, hz = depth / 2, width / 2, height
@@ -191,7 +193,7 @@ def _drawer(spec: mujoco.MjSpec, fx: DrawerSpec) -> None:
 
 
 @builder(BinSpec)
-def _bin(spec: mujoco.MjSpec, fx: BinSpec) -> None:
+def _bin(spec: mujoco.MjSpec, fx: BinSpec, base_dir: Path) -> None:
     hx, hy, hz = fx.half_size
     w = fx.wall
     body = spec.worldbody.add_body(name=fx.name, pos=list(fx.pos))
@@ -205,7 +207,7 @@ def _bin(spec: mujoco.MjSpec, fx: BinSpec) -> None:
 
 
 @builder(MarkerSpec)
-def _marker(spec: mujoco.MjSpec, fx: MarkerSpec) -> None:
+def _marker(spec: mujoco.MjSpec, fx: MarkerSpec, base_dir: Path) -> None:
     body = spec.worldbody.add_body(name=fx.name, pos=list(fx.pos))
     _box(
         body,

@@ -90,8 +90,8 @@ def add_mjcf_object(spec: mujoco.MjSpec, ob: ObjectSpec, base_dir: Path) -> None
 
 
 @builder(MjcfFixtureSpec)
-def _mjcf(spec: mujoco.MjSpec, fx: MjcfFixtureSpec) -> float | None:
-    path = Path(fx.file)
+def _mjcf(spec: mujoco.MjSpec, fx: MjcfFixtureSpec, base_dir: Path) -> float | None:
+    path = (base_dir / fx.file).resolve()  # absolute, or relative to the scene file
     if fx.body is not None:
         attach_body(spec, path, fx.body, fx.name, list(fx.pos), list(fx.quat))
         return None
@@ -169,7 +169,7 @@ def _resize_table(child: mujoco.MjSpec, t: TableResize, path: Path) -> None:
 
 
 @builder(SiteFixtureSpec)
-def _site(spec: mujoco.MjSpec, fx: SiteFixtureSpec) -> float | None:
+def _site(spec: mujoco.MjSpec, fx: SiteFixtureSpec, base_dir: Path) -> float | None:
     parent = spec.worldbody if fx.body is None else spec.body(fx.body)
     if parent is None:
         raise MetasimInputError(fx.name, [f"site parent body {fx.body!r} does not exist"])

@@ -107,13 +107,18 @@ def test_a_resumed_dataset_equals_a_fresh_one(resumed: Path, five: Path) -> None
         np.testing.assert_array_equal(new[key], fresh[key], err_msg=key)
 
 
-def test_failed_episodes_are_left_out_unless_keep_all(tmp_path: Path) -> None:
+def test_failed_episodes_are_left_out_unless_keep_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     text = (SCENES / "lift_cube.yaml").read_text()
     assert "time_limit: 8.0" in text
     scene = tmp_path / "lift_short.yaml"  # 0.5 s: the expert cannot lift in time
     scene.write_text(text.replace("time_limit: 8.0", "time_limit: 0.5"))
     base = ["collect", "--quiet", f"suite.tasks=[{scene}]", "episodes=2", f"image_size={SIZE}"]
-    assert main([*base, f"out={tmp_path / 'ok'}"]) == 0
+    assert main([*base, f"out={tmp_path / 'ok'}"]) == 1  # nothing kept: no dataset
+    err = capsys.readouterr().err
+    assert "no episode is in the dataset (2 run, none kept with keep=success)" in err
+    assert "keep=all" in err and "Traceback" not in err
     rows = lines(tmp_path / "ok")
     assert [r["success"] for r in rows] == [False, False]
     assert [r["dataset_episode"] for r in rows] == [None, None]
@@ -171,7 +176,7 @@ def test_refuses_other_settings_and_a_second_writer(
     writer = DatasetWriter(root, REPO, spec)  # holds the folder's lock
     try:
         assert collect(root, episodes=5) == 2
-        assert "writing" in capsys.readouterr().err
+        assert "another metasim collect is writing this folder" in capsys.readouterr().err
     finally:
         writer.close()
     assert len(lines(root)) == 4

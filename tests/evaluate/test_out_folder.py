@@ -1,0 +1,56 @@
+"""`metasim eval out=DIR` never writes into a folder that is not a run folder (a user's
+files, a LeRobot dataset): exit 2, one paragraph, nothing written. An empty folder and a
+run folder (resume) are fine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from metasim.cli.main import main
+
+SMALL = ["suite=tabletop", "suite.tasks=[lift_cube]", "episodes=1"]
+
+
+def _eval(out: Path, *extra: str) -> int:
+    return main(["eval", "--quiet", *SMALL, f"out={out}", *extra])
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"summary.json": '{"mine": true}\n'},  # a user's own summary
+        {"meta/info.json": "{}\n", "data/chunk-000/file-000.parquet": "x"},  # a dataset
+        {"notes.txt": "mine", "run.lock": ""},
+    ],
+)
+def test_eval_refuses_a_folder_that_is_not_a_run_folder(
+    tmp_path: Path, files: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "mine"
+    for rel, text in files.items():
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text(text)
+    before = _tree(out)
+    assert _eval(out) == 2
+    err = capsys.readouterr().err
+    assert f"out={out}" in err and "not empty" in err and "no run of metasim eval" in err
+    assert "Traceback" not in err and len(err.strip().split("\n\n")) == 1  # one paragraph
+    assert _tree(out) == before  # nothing written, nothing replaced
+    assert sorted(p.name for p in out.iterdir()) == sorted({r.split("/")[0] for r in files})
+
+
+def test_eval_into_an_empty_folder_then_resume_it(tmp_path: Path) -> None:
+    out = tmp_path / "empty"
+    out.mkdir()
+    assert _eval(out) == 0
+    assert (out / "summary.json").is_file() and (out / "episodes.duckdb").is_file()
+    assert _eval(out, "episodes=2") == 2  # a different run is still refused ...
+    assert _eval(out) == 0  # ... and the same run resumes into its own folder
+    assert json.loads((out / "summary.json").read_text())["tasks"]["lift_cube"]["n"] == 1
