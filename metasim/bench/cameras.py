@@ -23,14 +23,15 @@ import numpy as np
 
 from metasim.bench.render import SETTLE_STEPS, _gl_renderer, resolve_scene, scene_cameras
 from metasim.errors import MetasimInputError
+from metasim.guards import NUM_ENVS, REPEATS
 
 
 def add_parser(bench_verbs: Any) -> None:
     p = bench_verbs.add_parser("cameras", help="observation frames/s, N envs x cameras")
     p.add_argument("--scene", default="lift_cube", help="a built-in scene name or a file")
     p.add_argument("--cameras", nargs="+", default=None, help="default: the scene's cameras")
-    p.add_argument("--num-envs", type=int, default=64)
-    p.add_argument("--repeats", type=int, default=3, help="report the median of this many")
+    p.add_argument("--num-envs", type=NUM_ENVS, default=64)
+    p.add_argument("--repeats", type=REPEATS, default=3, help="report the median of this many")
 
 
 def _bare_states(env: Any) -> list[mujoco.MjData]:

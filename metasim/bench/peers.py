@@ -40,6 +40,7 @@ from mujoco import rollout
 from metasim.bench.physics import _eval_loop, _rollout_reference
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
+from metasim.guards import NUM_ENVS, OUT_FILE, REPEATS, STEPS, THREADS, check_budget
 from metasim.paths import ROOT
 from metasim.scene import compile_file
 
@@ -59,11 +60,13 @@ SUBSTEPS = 4  # ctrl_dt 0.02 / sim_dt 0.005
 
 def add_parser(bench_verbs: Any) -> None:
     p = bench_verbs.add_parser("peers", help="EnvPool's PandaPickCube next to metasim, one run")
-    p.add_argument("--num-envs", type=int, default=64)
-    p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    p.add_argument("--steps", type=int, default=300, help="env steps per measurement")
-    p.add_argument("--repeats", type=int, default=3, help="report the median of this many")
-    p.add_argument("--markdown", default=None, help="also write the table (and command) here")
+    p.add_argument("--num-envs", type=NUM_ENVS, default=64)
+    p.add_argument("--threads", type=THREADS, nargs="+", default=[1, 2])
+    p.add_argument("--steps", type=STEPS, default=300, help="env steps per measurement")
+    p.add_argument("--repeats", type=REPEATS, default=3, help="report the median of this many")
+    p.add_argument(
+        "--markdown", type=OUT_FILE, default=None, help="also write the table (and command) here"
+    )
 
 
 # ---------------------------------------------------------------- EnvPool's venv
@@ -306,6 +309,7 @@ def run_peers_bench_cli(args: argparse.Namespace) -> int:
         raise MetasimInputError(
             "command line", ["--num-envs, --threads, --steps and --repeats must be >= 1"]
         )
+    check_budget("--num-envs × --steps", args.num_envs * args.steps, "METASIM_MAX_ENV_STEPS")
     result = bench_peers(args.num_envs, list(args.threads), args.steps, args.repeats)
     print(json.dumps(result, indent=2))
     if args.markdown:

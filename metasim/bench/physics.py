@@ -216,6 +216,7 @@ def profile_eval_loop(scene: str, num_envs: int, steps: int, out: Path, top: int
 
 def run_physics_bench_cli(args: argparse.Namespace) -> int:
     from metasim.errors import MetasimInputError
+    from metasim.guards import check_budget
     from metasim.sim import BACKENDS
 
     if args.backend not in BACKENDS:
@@ -224,6 +225,7 @@ def run_physics_bench_cli(args: argparse.Namespace) -> int:
         )
     if any(n < 1 for n in args.num_envs) or args.steps < 1 or args.repeats < 1:
         raise MetasimInputError("command line", ["--num-envs, --steps and --repeats must be >= 1"])
+    check_budget("--num-envs × --steps", max(args.num_envs) * args.steps, "METASIM_MAX_ENV_STEPS")
     if args.scene.startswith("libero:"):  # next to the reference simulator, not rollout
         from metasim.bench.libero import bench_libero
 

@@ -32,6 +32,7 @@ import mujoco  # metasim/__init__ (imported first, as our package) has set MUJOC
 import numpy as np
 
 from metasim.errors import MetasimInputError
+from metasim.guards import NUM_ENVS, REPEATS, STEPS
 from metasim.paths import SCENES
 from metasim.scene.compile import CompiledScene
 
@@ -54,12 +55,12 @@ def add_parser(bench_verbs: Any) -> None:
     p.add_argument("--camera", default=None, help="one camera; default: each scene's cameras")
     p.add_argument(
         "--num-envs",
-        type=int,
+        type=NUM_ENVS,
         default=1,
         help="envs of the metasim env (with more, its frames show other states than env 0's)",
     )
-    p.add_argument("--frames", type=int, default=24, help="frames per measurement")
-    p.add_argument("--repeats", type=int, default=3, help="report the median of this many")
+    p.add_argument("--frames", type=STEPS, default=24, help="frames per measurement")
+    p.add_argument("--repeats", type=REPEATS, default=3, help="report the median of this many")
     p.add_argument(
         "--table", action="store_true", help="also print a table (on stderr) when not a TTY"
     )

@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from metasim.guards import NUM_ENVS, OUT_FILE, REPEATS, STEPS, THREADS
 from metasim.paths import SCENES
 
 
@@ -17,11 +18,13 @@ def _physics_parser(bv: Any) -> None:
         help="a scene file, or libero:<suite>/<task> (measured next to LIBERO's simulator)",
     )
     phys.add_argument("--backend", default="mujoco")
-    phys.add_argument("--num-envs", type=int, nargs="+", default=[64])
-    phys.add_argument("--steps", type=int, default=200, help="control steps per measurement")
-    phys.add_argument("--threads", type=int, default=None)
-    phys.add_argument("--repeats", type=int, default=3, help="report the median of this many")
-    phys.add_argument("--profile", default=None, help="write a cProfile of the eval loop here")
+    phys.add_argument("--num-envs", type=NUM_ENVS, nargs="+", default=[64])
+    phys.add_argument("--steps", type=STEPS, default=200, help="control steps per measurement")
+    phys.add_argument("--threads", type=THREADS, default=None)
+    phys.add_argument("--repeats", type=REPEATS, default=3, help="report the median of this many")
+    phys.add_argument(
+        "--profile", type=OUT_FILE, default=None, help="write a cProfile of the eval loop here"
+    )
 
 
 def _render_parser(bv: Any) -> None:

@@ -8,12 +8,14 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from metasim.errors import MetasimInputError
+from metasim.guards import OUT_FILE, SEED, bounded_float, bounded_int, check_budget
 
 if TYPE_CHECKING:
     from metasim.correlate.study import Study
 
 LABELS = {"pearson": "Pearson r", "spearman": "Spearman ρ", "kendall": "Kendall τ", "mmrv": "MMRV"}
 SOURCE = "metasim correlate"
+MAX_REPS = 100_000  # bootstrap replicates; memory is bounded by MAX_CELLS below too
 
 
 def add_parser(verbs: Any) -> None:
@@ -24,11 +26,17 @@ def add_parser(verbs: Any) -> None:
     src.add_argument("--pairs", help="CSV: policy_a,policy_b,winner (or wins_a,wins_b[,ties])")
     cor.add_argument("--real", help="with --sim: CSV task,policy,real_success[,real_n]")
     cor.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    cor.add_argument("--plot", help="write a scatter plot PNG here")
-    cor.add_argument("--html", help="write a self-contained HTML page (table + scatter) here")
-    cor.add_argument("--reps", type=int, default=2000, help="bootstrap replicates")
-    cor.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    cor.add_argument("--prior", type=float, default=0.0, help="--pairs: virtual ties per pair")
+    cor.add_argument("--plot", type=OUT_FILE, help="write a scatter plot PNG here")
+    cor.add_argument(
+        "--html", type=OUT_FILE, help="write a self-contained HTML page (table + scatter) here"
+    )
+    cor.add_argument(
+        "--reps", type=bounded_int(1, MAX_REPS), default=2000, help="bootstrap replicates"
+    )
+    cor.add_argument("--seed", type=SEED, default=0, help="bootstrap seed")
+    cor.add_argument(
+        "--prior", type=bounded_float(0, 1e6), default=0.0, help="--pairs: virtual ties per pair"
+    )
 
 
 def _fmt(value: float | None, ci: list[float] | None) -> str:
@@ -137,13 +145,11 @@ def run(args: argparse.Namespace) -> int:
     from metasim.correlate.analysis import BootstrapSpec, analyze
     from metasim.correlate.plot import scatter_plot
 
-    if args.reps < 1:
-        raise MetasimInputError("--reps", [f"expected a whole number ≥ 1, got {args.reps}"])
-    if args.prior < 0:
-        raise MetasimInputError("--prior", [f"expected a number ≥ 0, got {args.prior}"])
     if args.pairs:
         return _pairs(args)
     study = _study(args)
+    # Replicates of every row are kept for the pooled interval: about 32 bytes per cell.
+    check_budget("--reps × rows", args.reps * len(study.entries), "METASIM_CORRELATE_MAX_CELLS")
     result = analyze(study, BootstrapSpec(reps=args.reps, seed=args.seed))
     if args.plot:
         pearson = {task: row["pearson"] for task, row in result["tasks"].items()}

@@ -11,6 +11,10 @@ from typing import Any
 
 import numpy as np
 
+from metasim.guards import OUT_DIR, SEED, bounded_int, check_out_dir
+
+LIBERO_HORIZON = 1000  # LIBERO's episode horizon (max_steps of its suites), in control steps
+
 
 def add_parser(verbs: Any) -> None:
     """Add the `libero` verb and its sub-verb `parity` to the `metasim` parser's `verbs`."""
@@ -22,12 +26,20 @@ def add_parser(verbs: Any) -> None:
         "smooth random osc_pose actions; print per-step errors and the first frame's PSNR",
     )
     par.add_argument("--suite", required=True, help="libero_spatial|object|goal|10|90")
-    par.add_argument("--task", type=int, required=True, help="task index in LIBERO's order")
-    par.add_argument("--init", type=int, required=True, help="init state index (0..49)")
-    par.add_argument("--steps", type=int, default=100, help="control steps (20 Hz)")
-    par.add_argument("--seed", type=int, default=0, help="seeds the actions and env.reset")
+    par.add_argument(
+        "--task", type=bounded_int(0, 999), required=True, help="task index in LIBERO's order"
+    )
+    par.add_argument(
+        "--init", type=bounded_int(0, 9999), required=True, help="init state index (0..49)"
+    )
+    par.add_argument(
+        "--steps", type=bounded_int(1, LIBERO_HORIZON), default=100, help="control steps (20 Hz)"
+    )
+    par.add_argument("--seed", type=SEED, default=0, help="seeds the actions and env.reset")
     par.add_argument("--json", action="store_true", help="print the summary as JSON")
-    par.add_argument("--frames", metavar="DIR", help="write both first agentview frames as PNG")
+    par.add_argument(
+        "--frames", type=OUT_DIR, metavar="DIR", help="write both first agentview frames as PNG"
+    )
 
 
 def _rows(steps: int) -> list[int]:
@@ -82,6 +94,7 @@ def _save_frames(folder: str, frames: dict[str, np.ndarray]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run `metasim libero parity`; exit 0 (the misses are printed, not an error), 1 when the
     reference simulator cannot run, 2 for bad arguments."""
+    from metasim.errors import one_line
     from metasim.libero import parity
     from metasim.libero.reference import RefSimError
 
@@ -89,9 +102,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = parity.run_parity(args.suite, args.task, args.init, args.steps, args.seed)
     except RefSimError as exc:
-        sys.stderr.write(f"error: the LIBERO reference simulator failed: {exc}\n")
+        sys.stderr.write(f"error: the LIBERO reference simulator failed: {one_line(str(exc))}\n")
         return 1
     if args.frames:
+        check_out_dir(args.frames, "--frames")
         _save_frames(args.frames, result.frames)
     summary = result.summary()
     print(json.dumps(summary) if args.json else format_table(summary))

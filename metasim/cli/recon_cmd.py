@@ -7,24 +7,42 @@ import json
 from pathlib import Path
 from typing import Any
 
+from metasim.guards import OUT_DIR, bounded_float, bounded_int
+
 
 def add_parser(verbs: Any) -> None:
     rec = verbs.add_parser("recon", help="reconstruct a scene from an RGB-D capture or a video")
     rec.add_argument("input", help="an RGB-D capture folder, a video file or an image folder")
-    rec.add_argument("--out", required=True, help="output folder, e.g. scenes/my_table/")
-    rec.add_argument("--max-frames", type=int, default=60, help="frames kept from the scan")
-    rec.add_argument("--voxel", type=float, default=0.004, help="TSDF voxel size in metres")
-    rec.add_argument("--depth-max", type=float, default=2.0, help="ignore depth beyond (m)")
+    rec.add_argument(
+        "--out", type=OUT_DIR, required=True, help="output folder, e.g. scenes/my_table/"
+    )
+    rec.add_argument(
+        "--max-frames", type=bounded_int(1, 10_000), default=60, help="frames kept from the scan"
+    )
+    rec.add_argument(
+        "--voxel",
+        type=bounded_float(0, 1, open_lo=True),
+        default=0.004,
+        help="TSDF voxel size in metres",
+    )
+    rec.add_argument(
+        "--depth-max",
+        type=bounded_float(0, 100, open_lo=True),
+        default=2.0,
+        help="ignore depth beyond (m)",
+    )
     rec.add_argument(
         "--holdout",
-        type=int,
+        type=bounded_int(0, 10_000),
         default=8,
         help="hold every k-th frame out of fusion to measure PSNR (0: none)",
     )
-    rec.add_argument("--scale", type=float, help="RGB-only: metres per SfM unit")
+    rec.add_argument(
+        "--scale", type=bounded_float(0, 1e6, open_lo=True), help="RGB-only: metres per SfM unit"
+    )
     rec.add_argument(
         "--marker-size",
-        type=float,
+        type=bounded_float(0, 10, open_lo=True),
         help="RGB-only: side (m) of an ArUco DICT_4X4_50 marker in the scan",
     )
     rec.add_argument("--intrinsics", help="RGB-only: intrinsics.json of the video's camera")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from metasim.errors import MetasimInputError
+from metasim.guards import OUT_DIR
 
 
 def add_parser(verbs: Any) -> None:
@@ -19,7 +20,7 @@ def add_parser(verbs: Any) -> None:
     val.add_argument("files", nargs="+")
     ren = sv.add_parser("render", help="write a PNG per camera")
     ren.add_argument("file")
-    ren.add_argument("--out", required=True)
+    ren.add_argument("--out", type=OUT_DIR, required=True)
     sv.add_parser("schema", help="print the JSON Schema of scene files")
 
 

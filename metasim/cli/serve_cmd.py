@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import math
 import os
 import sys
 import threading
 from typing import Any
 
 from metasim.errors import MetasimInputError
+from metasim.guards import bounded_float, bounded_int
 
 
 def add_parser(verbs: Any) -> None:
@@ -28,14 +28,19 @@ def add_parser(verbs: Any) -> None:
     )
     srv.add_argument("overrides", nargs="*", help="policy config, e.g. policy=scripted")
     srv.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    srv.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
+    srv.add_argument(
+        "--port", type=bounded_int(0, 65535), default=8000, help="port (0: any free port)"
+    )
     srv.add_argument("--api-key", default=None, help="require this key (or METASIM_API_KEY)")
     srv.add_argument(
-        "--max-frame-mb", type=float, default=16.0, help="largest request frame (default 16 MiB)"
+        "--max-frame-mb",
+        type=bounded_float(0, 4096, open_lo=True),
+        default=16.0,
+        help="largest request frame (default 16 MiB)",
     )
     srv.add_argument(
         "--idle-timeout",
-        type=float,
+        type=bounded_float(0, 7 * 86400),
         default=300.0,
         help="close connections silent this long (s; 0: never)",
     )
@@ -76,14 +81,6 @@ def run_serve_cli(args: argparse.Namespace) -> int:
     from metasim.policies.serving import PROTOCOL, session_factory
     from metasim.policies.transport.server import PolicyServer
 
-    if not 0 <= args.port <= 65535:
-        raise MetasimInputError("--port", [f"expected 0..65535, got {args.port}"])
-    if not args.max_frame_mb > 0:
-        raise MetasimInputError("--max-frame-mb", [f"expected > 0, got {args.max_frame_mb}"])
-    if not (math.isfinite(args.idle_timeout) and args.idle_timeout >= 0):
-        raise MetasimInputError(
-            "--idle-timeout", [f"expected seconds >= 0 (0: never), got {args.idle_timeout}"]
-        )
     api_key = args.api_key or os.environ.get("METASIM_API_KEY") or None
     check_exposure(args.host, api_key, args.allow_unauthenticated)
     cfg = compose(list(args.overrides))
@@ -107,7 +104,14 @@ def run_serve_cli(args: argparse.Namespace) -> int:
         debug=args.debug,
         idle_timeout=args.idle_timeout if args.idle_timeout > 0 else None,
     )
-    server.start()
+    try:
+        server.start()
+    except OSError as exc:  # a port in use, an address not on this machine
+        raise MetasimInputError(
+            f"--host {args.host} --port {args.port}",
+            [f"cannot listen there ({exc.strerror or exc})"],
+            "Choose another --port (0: any free port) or stop what listens on it",
+        ) from None
     auth = " (API key required)" if api_key else ""
     if not api_key and not is_loopback(args.host):
         auth = " WITHOUT an API key: anyone who reaches this port can use the policy"

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from metasim.correlate.metrics import METRICS, Array, batch_metrics
+from metasim.correlate.metrics import _PAIRWISE_MAX_N, METRICS, Array, batch_metrics
 from metasim.correlate.study import Study, TaskData
 
 _CELLS_PER_CHUNK = 4_000_000  # bound on reps × N × N in one batched metric call
@@ -49,7 +49,9 @@ def resample_task(rng: np.random.Generator, data: TaskData, reps: int) -> tuple[
 def chunked_metrics(sim: Array, real: Array) -> dict[str, Array]:
     """`batch_metrics` over (reps, N) arrays, in chunks that bound memory."""
     n = max(sim.shape[1], 1)
-    step = max(1, _CELLS_PER_CHUNK // (n * n))
+    # (B, N, N) pairwise arrays for small N; above, about ten (B, N) temporaries.
+    per_rep = n * n if n <= _PAIRWISE_MAX_N else 10 * n
+    step = max(1, _CELLS_PER_CHUNK // per_rep)
     parts = [batch_metrics(sim[i : i + step], real[i : i + step]) for i in range(0, len(sim), step)]
     return {m: np.concatenate([p[m] for p in parts]) for m in METRICS}
 

@@ -16,6 +16,9 @@ from scipy import stats
 
 Array = NDArray[np.float64]
 METRICS = ("pearson", "spearman", "kendall", "mmrv")
+# Above this many policies per row, Kendall's τ and MMRV use O(N log N) forms instead of
+# (B, N, N) pairwise arrays, whose time and memory grow with the square of N.
+_PAIRWISE_MAX_N = 64
 
 
 def _rows(x: ArrayLike | Sequence[float], y: ArrayLike | Sequence[float]) -> tuple[Array, Array]:
@@ -58,12 +61,14 @@ def kendall_batch(a: Array, b: Array) -> Array:
     a pair tied in both counting in both. NaN when every pair is tied in x or in y.
     """
     a, b = _rows(a, b)
-    sa = np.sign(a[:, :, None] - a[:, None, :])  # (B, N, N)
-    sb = np.sign(b[:, :, None] - b[:, None, :])
-    upper = np.triu(np.ones((a.shape[1], a.shape[1]), dtype=bool), k=1)
-    s = (sa * sb)[:, upper].sum(axis=1)
-    untied_a = np.count_nonzero(sa[:, upper], axis=1).astype(np.float64)
-    untied_b = np.count_nonzero(sb[:, upper], axis=1).astype(np.float64)
+    if a.shape[1] > _PAIRWISE_MAX_N:  # O(N log N) per row instead of O(N²) cells
+        return np.array([_kendall_row(x, y) for x, y in zip(a, b, strict=True)])
+    i, j = np.triu_indices(a.shape[1], k=1)
+    sa = np.sign(a[:, i] - a[:, j])  # (B, N(N−1)/2): each pair once
+    sb = np.sign(b[:, i] - b[:, j])
+    s = (sa * sb).sum(axis=1)
+    untied_a = np.count_nonzero(sa, axis=1).astype(np.float64)
+    untied_b = np.count_nonzero(sb, axis=1).astype(np.float64)
     den = np.sqrt(untied_a * untied_b)
     tau = np.full(a.shape[0], np.nan)
     ok = den > 0
@@ -71,11 +76,43 @@ def kendall_batch(a: Array, b: Array) -> Array:
     return tau
 
 
+def _kendall_row(x: Array, y: Array) -> float:
+    """Kendall's τ-b of one pair of rows by scipy's O(N log N) count; NaN when undefined."""
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    return float(stats.kendalltau(x, y, variant="b").statistic)
+
+
+def _mmrv_sorted(s: Array, r: Array) -> Array:
+    """MMRV of each row pair of (B, N) arrays in O(N log N) per row, no (N, N) arrays.
+
+    Sorted by sim, policy i is violated by j with S_j < S_i and R_j ≥ R_i (worst: the
+    largest such R_j, a prefix maximum over the smaller sim values) or with S_j ≥ S_i and
+    R_j < R_i (worst: the smallest such R_j, a suffix minimum from i's tie group on).
+    """
+    order = np.argsort(s, axis=1, kind="stable")
+    ss = np.take_along_axis(s, order, axis=1)
+    rs = np.take_along_axis(r, order, axis=1)
+    idx = np.arange(s.shape[1])
+    first = np.ones(ss.shape, dtype=bool)
+    first[:, 1:] = ss[:, 1:] != ss[:, :-1]
+    group = np.maximum.accumulate(np.where(first, idx, 0), axis=1)  # start of i's tie group
+    prefix_max = np.maximum.accumulate(rs, axis=1)
+    below = np.take_along_axis(prefix_max, np.maximum(group - 1, 0), axis=1)
+    below = np.where(group > 0, below, -np.inf)
+    suffix_min = np.minimum.accumulate(rs[:, ::-1], axis=1)[:, ::-1]
+    at_or_above = np.take_along_axis(suffix_min, group, axis=1)
+    worst = np.maximum(np.maximum(below - rs, rs - at_or_above), 0.0)
+    return np.asarray(worst.mean(axis=1), dtype=np.float64)
+
+
 def mmrv_batch(*, sim: Array, real: Array) -> Array:
     """MMRV of each row pair of (B, N) arrays; see `mmrv`."""
     s, r = _rows(sim, real)
     if s.shape[1] == 0:
         return np.full(s.shape[0], np.nan)
+    if s.shape[1] > _PAIRWISE_MAX_N:
+        return _mmrv_sorted(s, r)
     s_gt = s[:, :, None] > s[:, None, :]  # (B, N, N): S_i > S_j
     r_gt = r[:, :, None] > r[:, None, :]
     gap = np.abs(r[:, :, None] - r[:, None, :])

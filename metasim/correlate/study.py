@@ -52,10 +52,11 @@ class Study:
 
     def tasks(self) -> list[TaskData]:
         """Per task (in first-seen order), its policies' rates and counts."""
-        order = list(dict.fromkeys(e.task for e in self.entries))
+        groups: dict[str, list[Entry]] = {}
+        for e in self.entries:  # one pass: linear in the rows, not rows × tasks
+            groups.setdefault(e.task, []).append(e)
         out = []
-        for task in order:
-            rows = [e for e in self.entries if e.task == task]
+        for task, rows in groups.items():
             out.append(
                 TaskData(
                     task=task,

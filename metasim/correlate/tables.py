@@ -100,6 +100,9 @@ def parse_rate(row: Row, column: str, problems: Problems) -> float | None:
     return value
 
 
+MAX_COUNT = 10**9  # episodes behind one rate; more would overflow the binomial redraw
+
+
 def parse_count(row: Row, column: str, problems: Problems, blank_ok: bool = True) -> int | None:
     """A whole number ≥ 1 (an episode count); blank is None when `blank_ok`."""
     text = row.cells.get(column, "")
@@ -109,8 +112,8 @@ def parse_count(row: Row, column: str, problems: Problems, blank_ok: bool = True
         value = float(text)
     except ValueError:
         value = math.nan
-    if not math.isfinite(value) or value != int(value) or value < 1:
-        problems.add(row, column, f"expected a whole number ≥ 1, got {text!r}")
+    if not math.isfinite(value) or value != int(value) or not 1 <= value <= MAX_COUNT:
+        problems.add(row, column, f"expected a whole number in [1, {MAX_COUNT:g}], got {text!r}")
         return None
     return int(value)
 

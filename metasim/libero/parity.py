@@ -382,8 +382,10 @@ def check_args(suite: str, task: int, init: int, steps: int) -> None:
         raise MetasimInputError(
             "--init", [f"{init} is out of range: the task has init states 0..{n_init - 1}"]
         )
-    if steps < 1:
-        raise MetasimInputError("--steps", [f"expected a positive number of steps, got {steps}"])
+    if not 1 <= steps <= 1000:  # LIBERO's horizon; memory and time grow with the steps
+        raise MetasimInputError(
+            "--steps", [f"expected 1..1000 steps (LIBERO's episode horizon), got {steps}"]
+        )
 
 
 def run_parity(

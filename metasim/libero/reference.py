@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from metasim.errors import one_line
 from metasim.paths import ROOT
 
 VENV = ROOT / ".cache" / "libero-ref"
@@ -49,6 +50,7 @@ PROBE = (
     "print(mujoco.__version__, numpy.__version__, robosuite.__version__)"
 )
 STAMP = "metasim-requirements.json"
+PROBE_TIMEOUT = 120.0  # seconds for the venv's python to import LIBERO (a few s when warm)
 
 
 class RefSimError(RuntimeError):
@@ -64,9 +66,19 @@ def venv_ok(venv: Path = VENV) -> bool:
     py, stamp = venv_python(venv), venv / STAMP
     if not py.exists() or not stamp.exists():
         return False
-    if json.loads(stamp.read_text()) != REQUIREMENTS:
+    try:
+        if json.loads(stamp.read_text()) != REQUIREMENTS:
+            return False
+        probe = subprocess.run(
+            [str(py), "-c", PROBE], capture_output=True, text=True, timeout=PROBE_TIMEOUT
+        )
+    except (OSError, ValueError):  # an unreadable or damaged stamp: rebuild
         return False
-    probe = subprocess.run([str(py), "-c", PROBE], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        raise RefSimError(
+            f"{py} did not finish importing LIBERO in {PROBE_TIMEOUT:g}s (a hung interpreter); "
+            f"delete {venv} to rebuild it"
+        ) from None
     return probe.returncode == 0 and probe.stdout.split()[:1] == ["3.17.0"]
 
 
@@ -88,7 +100,7 @@ def build_venv(venv: Path = VENV, python: str | None = None) -> float:
         (venv / STAMP).write_text(json.dumps(REQUIREMENTS))
     except (subprocess.SubprocessError, OSError) as exc:
         shutil.rmtree(venv, ignore_errors=True)
-        detail = (getattr(exc, "stderr", None) or "")[-1500:]
+        detail = one_line((getattr(exc, "stderr", None) or "")[-1500:])
         raise RefSimError(f"cannot build the LIBERO reference venv {venv}: {exc} {detail}") from exc
     return time.perf_counter() - start
 
@@ -135,8 +147,10 @@ def worker_env() -> dict[str, str]:
 class ReferenceSim:
     """One reference LIBERO env in a worker process. Not thread-safe; one request at a time."""
 
-    def __init__(self, python: Path | None = None, timeout: float = 600.0) -> None:
-        self.timeout = timeout
+    def __init__(
+        self, python: Path | None = None, timeout: float = 600.0, startup: float = 120.0
+    ) -> None:
+        self.timeout = startup  # the worker's imports and EGL set-up, then `timeout` per call
         py = python or ensure_venv()
         self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
         self._proc = subprocess.Popen(
@@ -150,6 +164,7 @@ class ReferenceSim:
         self._lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self._reply()  # {"ready": true}
+        self.timeout = timeout
 
     def _read(self) -> None:
         assert self._proc.stdout is not None
@@ -167,10 +182,16 @@ class ReferenceSim:
             line = self._lines.get(timeout=self.timeout)
         except queue.Empty:
             self.close()
-            raise RefSimError(f"the LIBERO reference gave no reply in {self.timeout}s") from None
+            raise RefSimError(f"the LIBERO reference gave no reply in {self.timeout:g}s") from None
         if line is None:
-            raise RefSimError(f"the LIBERO reference worker exited: {self._stderr_tail()}")
-        reply = json.loads(line)
+            raise RefSimError(
+                f"the LIBERO reference worker exited: {one_line(self._stderr_tail())}"
+            )
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            self.close()
+            raise RefSimError(f"the LIBERO reference worker sent no JSON: {line[:200]!r}") from None
         if not reply.pop("ok", False):
             raise RefSimError(f"LIBERO reference: {reply.get('error')}")
         return dict(decode(reply))

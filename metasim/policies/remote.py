@@ -131,7 +131,7 @@ class PythonPolicy(AdapterPolicy):
         self.batched = bool(getattr(cls, "batched", False))
         n = 1 if self.batched else ctx.num_envs
         # one instance per env when unbatched: each keeps its own episode state
-        self.objs = [cls(**opts.args) for _ in range(n)]
+        self.objs = [_instance(cls, opts) for _ in range(n)]
 
     def infer_one(self, env: int, request: dict[str, Any]) -> np.ndarray:
         out = self.objs[env].infer(request)
@@ -147,6 +147,20 @@ class PythonPolicy(AdapterPolicy):
             obj.reset()
 
 
+def _instance(cls: Any, opts: PythonOptions) -> Any:
+    """`cls(**policy.args)`, which must have an `infer` method; else an input error."""
+    bad = f"policy.target: {opts.target!r}"
+    if not callable(cls):
+        raise MetasimInputError("policy config", [f"{bad} is a {type(cls).__name__}, not a class"])
+    try:
+        obj = cls(**opts.args)
+    except TypeError as exc:
+        raise MetasimInputError("policy config", [f"{bad} with policy.args: {exc}"]) from None
+    if not callable(getattr(obj, "infer", None)):
+        raise MetasimInputError("policy config", [f"{bad} builds an object with no infer(obs)"])
+    return obj
+
+
 def load_target(target: str) -> Any:
     """`package.module:Name` to the object it names (a clear error if it does not exist)."""
     module, _, name = target.partition(":")
@@ -158,9 +172,10 @@ def load_target(target: str) -> Any:
         obj: Any = importlib.import_module(module)
         for part in name.split("."):
             obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
+    except Exception as exc:
         raise MetasimInputError(
-            "policy config", [f"policy.target: cannot load {target!r}: {exc}"]
+            "policy config",
+            [f"policy.target: cannot load {target!r}: {type(exc).__name__}: {exc}"],
         ) from None
     return obj
 

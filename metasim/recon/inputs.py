@@ -9,7 +9,6 @@ Every problem is a `MetasimInputError` naming the file and what was expected.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +17,7 @@ import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from metasim.errors import MetasimInputError
+from metasim.guards import image_size, load_json, load_npy
 from metasim.recon.camera import CV_TO_GL, Intrinsics
 
 IMAGE_EXT = (".png", ".jpg", ".jpeg")
@@ -62,7 +62,18 @@ def detect(path: Path) -> Source:
             ["the folder is empty: expected rgb/ and depth/ (an RGB-D capture) or images"],
             FORMAT_HINT,
         )
+    _check_count(path, frames)
     return Source("images", path, frames)
+
+
+def _check_count(folder: Path, frames: tuple[Path, ...]) -> None:
+    """A scan of one frame has nothing to fuse or match: refuse it by name."""
+    if len(frames) < 2:
+        raise MetasimInputError(
+            str(folder),
+            [f"{len(frames)} frame ({frames[0].name}): a scan needs at least 2 views"],
+            FORMAT_HINT,
+        )
 
 
 def _images_in(folder: Path) -> tuple[Path, ...]:
@@ -81,6 +92,7 @@ def _rgbd_source(path: Path) -> Source:
         if depth_dir.is_dir()
         else ()
     )
+    _check_count(rgb_dir, frames)
     if len(depths) != len(frames):
         raise MetasimInputError(
             str(depth_dir),
@@ -103,14 +115,8 @@ def _rgbd_source(path: Path) -> Source:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MetasimInputError(str(path), [f"cannot be read ({exc})"]) from None
-    except json.JSONDecodeError as exc:
-        raise MetasimInputError(
-            str(path), [f"line {exc.lineno}: not valid JSON ({exc.msg})"]
-        ) from None
+    """Parsed JSON, its size and nesting bounded (metasim.guards.load_json)."""
+    return load_json(path)
 
 
 def load_intrinsics(path: Path) -> Intrinsics:
@@ -136,8 +142,17 @@ def load_intrinsics(path: Path) -> Intrinsics:
         int(data["width"]),
         int(data["height"]),
     )
-    if min(intr.fx, intr.fy, intr.width, intr.height) <= 0:
-        raise MetasimInputError(str(path), ["fx, fy, width and height must be > 0"])
+    bad = [k for k in keys if not (np.isfinite(data[k]) and (k in ("cx", "cy") or data[k] > 0))]
+    if bad:
+        raise MetasimInputError(
+            str(path),
+            [f"{', '.join(bad)}: expected finite numbers (fx, fy, width and height > 0)"],
+        )
+    if intr.width * intr.height > 100_000_000 or intr.width != data["width"]:
+        raise MetasimInputError(
+            str(path),
+            [f"width, height: expected whole pixel counts, got {intr.width}x{intr.height}"],
+        )
     return intr
 
 
@@ -173,13 +188,34 @@ def load_poses(path: Path, frames: tuple[Path, ...]) -> np.ndarray:
         poses = np.asarray(mats, dtype=np.float64).reshape(len(frames), 4, 4)
     except (ValueError, TypeError):
         raise MetasimInputError(str(path), ["every pose must be a 4x4 matrix of numbers"]) from None
+    check_rigid(path, poses, frames)
     if convention == "opengl":
         poses[:, :3, :3] = poses[:, :3, :3] @ CV_TO_GL
     return poses
 
 
+def check_rigid(path: Path, poses: np.ndarray, frames: tuple[Path, ...]) -> None:
+    """Each (4, 4) pose must be finite and rigid: a rotation (R^T R = I, det R = +1) and
+    a last row of 0 0 0 1; a zero, scaled or NaN matrix would be fused silently."""
+    finite = np.isfinite(poses).all(axis=(1, 2))
+    rot = np.where(finite[:, None, None], poses, 0.0)[:, :3, :3]
+    ortho = np.abs(rot.transpose(0, 2, 1) @ rot - np.eye(3)).max(axis=(1, 2)) < 1e-3
+    proper = np.abs(np.linalg.det(rot) - 1.0) < 1e-3
+    row = np.abs(np.where(finite[:, None], poses[:, 3], 0.0) - [0, 0, 0, 1]).max(axis=1) < 1e-6
+    bad = np.flatnonzero(~(finite & ortho & proper & row))
+    if bad.size:
+        i = int(bad[0])
+        why = "has NaN or inf" if not finite[i] else "is not rigid (a rotation + translation)"
+        raise MetasimInputError(
+            str(path),
+            [f"{bad.size} pose(s) unusable; the first, frame {i} ({frames[i].name}), {why}"],
+            "Each camera_to_world must be [[R, t], [0, 0, 0, 1]] with R a rotation",
+        )
+
+
 def read_rgb(path: Path) -> np.ndarray:
-    """(H, W, 3) uint8."""
+    """(H, W, 3) uint8; the header's size is checked before the pixels are decoded."""
+    image_size(path)
     try:
         with Image.open(path) as img:
             return np.asarray(img.convert("RGB"))
@@ -190,11 +226,9 @@ def read_rgb(path: Path) -> np.ndarray:
 def read_depth(path: Path) -> np.ndarray:
     """(H, W) float32 metres: a 16-bit PNG in millimetres or a .npy in metres; 0 = none."""
     if path.suffix.lower() == ".npy":
-        try:
-            depth = np.load(path)
-        except (OSError, ValueError) as exc:
-            raise MetasimInputError(str(path), [f"not a readable .npy array ({exc})"]) from None
+        depth = load_npy(path, "depth map")
     else:
+        image_size(path)
         try:
             with Image.open(path) as img:
                 raw = np.asarray(img)
@@ -208,7 +242,12 @@ def read_depth(path: Path) -> np.ndarray:
         depth = raw.astype(np.float32) / 1000.0
     if depth.ndim != 2:
         raise MetasimInputError(str(path), [f"expected a 2-D depth map, got shape {depth.shape}"])
-    return np.nan_to_num(depth.astype(np.float32), nan=0.0, posinf=0.0, neginf=0.0)
+    depth = np.nan_to_num(depth.astype(np.float32), nan=0.0, posinf=0.0, neginf=0.0)
+    if not (depth > 0).any():
+        raise MetasimInputError(
+            str(path), ["no valid depth: every pixel is 0, negative, NaN or inf"], FORMAT_HINT
+        )
+    return depth
 
 
 def check_depth_size(depth_path: Path, depth: np.ndarray, rgb_path: Path, rgb: np.ndarray) -> None:

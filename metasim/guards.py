@@ -1,0 +1,265 @@
+"""Shared bounds on user input, so every verb refuses the same way (exit 2, one paragraph).
+
+- numbers on the command line: `bounded_int(lo, hi)` and `bounded_float(lo, hi)` are
+  argparse types; a float must be finite. `SEED` is a whole number in [0, 2**32).
+  Every numeric argument of every verb uses one of them (tests/test_guards.py checks).
+- output paths: `check_out_dir` / `check_out_file` refuse a path that is a file, lies
+  under a file, or cannot be created, before any work is done.
+- inputs: `check_size` refuses a file over a byte limit unread; `image_size` reads an
+  image's header and refuses one whose decoded size is over METASIM_MAX_PIXELS before
+  decoding; `load_npy` reads a .npy header (dtype, shape) before loading; `load_json`
+  refuses a file over METASIM_JSON_MAX_BYTES or nested deeper than METASIM_YAML_MAX_DEPTH.
+Each limit is an environment variable with a default (see LIMITS), read by `limit`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from metasim.errors import MetasimInputError
+from metasim.yamlio import LIMITS, limit
+
+LIMITS.update(
+    {
+        "METASIM_MAX_PIXELS": 100_000_000,  # one decoded image (width × height)
+        "METASIM_NPY_MAX_BYTES": 1 << 30,  # one decoded .npy array
+        "METASIM_JSON_MAX_BYTES": 64 << 20,  # one JSON file read whole
+        "METASIM_INPUT_MAX_BYTES": 2 << 30,  # one input file read whole (image, video frame)
+    }
+)
+
+SEED_MAX = 2**32 - 1  # numpy's and the reference simulator's seeds are 32-bit
+
+
+def bounded_int(lo: int, hi: int) -> Callable[[str], int]:
+    """An argparse type: a whole number in [lo, hi]; anything else is a usage error."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"expected a whole number in [{lo}, {hi}], got {text}")
+        return value
+
+    parse.bounds = (lo, hi)  # type: ignore[attr-defined]
+    parse.__name__ = f"int[{lo},{hi}]"
+    return parse
+
+
+def bounded_float(lo: float, hi: float, open_lo: bool = False) -> Callable[[str], float]:
+    """An argparse type: a finite number in [lo, hi] (in (lo, hi] when `open_lo`)."""
+    low = f"({lo:g}" if open_lo else f"[{lo:g}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        below = value <= lo if open_lo else value < lo
+        if not math.isfinite(value) or below or value > hi:
+            raise argparse.ArgumentTypeError(f"expected a number in {low}, {hi:g}], got {text}")
+        return value
+
+    parse.bounds = (lo, hi)  # type: ignore[attr-defined]
+    parse.__name__ = f"float{low},{hi:g}]"
+    return parse
+
+
+SEED = bounded_int(0, SEED_MAX)
+
+
+def out_problem(path: Path, want_dir: bool) -> str | None:
+    """Why `path` cannot be written as an output folder (`want_dir`) or file, or None:
+    a file at or above a folder, a folder where a file goes, or no write permission
+    in the nearest folder that exists. Nothing is created."""
+    if not want_dir and path.is_dir():
+        return f"{path} is a folder; expected a file name"
+    start = path if want_dir else path.parent
+    for p in [start, *start.parents]:
+        try:
+            if p.is_file():
+                return f"{p} is a file, not a folder"
+            if p.is_dir():
+                target = path if path.exists() else p
+                return None if os.access(target, os.W_OK) else f"cannot write in {target}"
+        except OSError as exc:  # a name too long, a loop of links
+            return f"not a usable path ({exc.strerror or exc})"
+    return None
+
+
+def _out_type(want_dir: bool) -> Callable[[str], Path]:
+    def parse(text: str) -> Path:
+        if not text.strip():
+            raise argparse.ArgumentTypeError("expected a path, got an empty string")
+        why = out_problem(Path(text), want_dir)
+        if why is not None:
+            raise argparse.ArgumentTypeError(why)
+        return Path(text)
+
+    parse.__name__ = "output folder" if want_dir else "output file"
+    parse.output = True  # type: ignore[attr-defined]
+    return parse
+
+
+OUT_DIR = _out_type(want_dir=True)  # argparse type: a folder the verb will create or fill
+OUT_FILE = _out_type(want_dir=False)  # argparse type: a file the verb will write
+
+
+def check_out_dir(path: str | Path, what: str) -> Path:
+    """Create the output folder `path` (named `what`, e.g. "--out"); a file there or
+    above it, or a folder that cannot be made, is an input error (exit 2)."""
+    out = Path(path)
+    why = out_problem(out, want_dir=True)
+    if why is None:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            why = f"cannot create the folder ({exc.strerror or exc})"
+    if why is not None:
+        raise MetasimInputError(f"{what} {out}", [why], f"Choose another {what}")
+    return out
+
+
+def check_out_file(path: str | Path, what: str) -> Path:
+    """An output file `path` that can be written, its parent folder made; see
+    `out_problem` for what is refused (an input error, exit 2)."""
+    out = Path(path)
+    why = out_problem(out, want_dir=False)
+    if why is not None:
+        raise MetasimInputError(f"{what} {out}", [why], f"Choose another {what}")
+    check_out_dir(out.parent, what)
+    return out
+
+
+def check_size(path: Path, max_bytes: int, env: str) -> int:
+    """The size of `path` in bytes; over `max_bytes` (set by `env`) is an input error."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise MetasimInputError(str(path), [f"cannot read it ({exc.strerror or exc})"]) from None
+    if size > max_bytes:
+        raise MetasimInputError(
+            str(path),
+            [f"{size} bytes, over the limit of {max_bytes} bytes ({env})"],
+            f"Raise it with {env}=<bytes> if the file is meant to be this large",
+        )
+    return size
+
+
+def image_size(path: Path) -> tuple[int, int]:
+    """(width, height) from the image's header, read without decoding the pixels; an
+    unreadable header or more than METASIM_MAX_PIXELS pixels is an input error."""
+    from PIL import Image
+
+    check_size(path, limit("METASIM_INPUT_MAX_BYTES"), "METASIM_INPUT_MAX_BYTES")
+    try:
+        with Image.open(path) as img:
+            width, height = img.size
+    except (OSError, ValueError, Image.DecompressionBombError) as exc:
+        raise MetasimInputError(str(path), [f"not a readable image ({exc})"]) from None
+    max_pixels = limit("METASIM_MAX_PIXELS")
+    if width * height > max_pixels:
+        raise MetasimInputError(
+            str(path),
+            [f"the header says {width}×{height} pixels, over the limit of {max_pixels}"],
+            "Raise it with METASIM_MAX_PIXELS=<pixels> if the image is meant to be this large",
+        )
+    return width, height
+
+
+def load_npy(path: Path, what: str = "array") -> np.ndarray:
+    """A numeric .npy array, its header (dtype, shape) checked before the data is read:
+    not numeric, object arrays or over METASIM_NPY_MAX_BYTES decoded is an input error."""
+    max_bytes = limit("METASIM_NPY_MAX_BYTES")
+    try:
+        with open(path, "rb") as f:
+            version = np.lib.format.read_magic(f)
+            shape, _, dtype = np.lib.format._read_array_header(f, version)  # type: ignore[attr-defined]
+    except (OSError, ValueError) as exc:
+        raise MetasimInputError(str(path), [f"not a readable .npy {what} ({exc})"]) from None
+    if dtype.kind not in "biuf":
+        raise MetasimInputError(str(path), [f"expected a numeric {what}, got dtype {dtype}"])
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes > max_bytes:
+        raise MetasimInputError(
+            str(path),
+            [f"shape {shape} is {nbytes} bytes decoded, over the limit of {max_bytes}"],
+            "Raise it with METASIM_NPY_MAX_BYTES=<bytes> if the array is meant to be this large",
+        )
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise MetasimInputError(str(path), [f"not a readable .npy {what} ({exc})"]) from None
+
+
+def _depth(value: Any, max_depth: int) -> int:
+    """Nesting depth of parsed JSON, iteratively (a deep file cannot overflow the stack)."""
+    stack, deepest = [(value, 1)], 0
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        if deepest > max_depth:
+            break
+        children = node.values() if isinstance(node, dict) else node
+        if isinstance(node, dict | list):
+            stack.extend((c, d + 1) for c in children if isinstance(c, dict | list))
+    return deepest
+
+
+def load_json(path: Path, what: str = "JSON file") -> Any:
+    """Parse a JSON file; over METASIM_JSON_MAX_BYTES, nested deeper than
+    METASIM_YAML_MAX_DEPTH, or not JSON is an input error naming the file."""
+    check_size(path, limit("METASIM_JSON_MAX_BYTES"), "METASIM_JSON_MAX_BYTES")
+    max_depth = limit("METASIM_YAML_MAX_DEPTH")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        data = None
+        depth = max_depth + 1
+    except json.JSONDecodeError as exc:
+        raise MetasimInputError(
+            str(path), [f"line {exc.lineno}: not valid JSON ({exc.msg})"]
+        ) from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise MetasimInputError(str(path), [f"cannot be read as a {what} ({exc})"]) from None
+    else:
+        depth = _depth(data, max_depth)
+    if depth > max_depth:
+        raise MetasimInputError(
+            str(path),
+            [f"nested more than {max_depth} levels deep"],
+            "Raise the limit with METASIM_YAML_MAX_DEPTH=<levels>",
+        )
+    return data
+
+
+# Shared bounds of the benches' and evals' sizes: memory grows with envs × steps.
+NUM_ENVS = bounded_int(1, 4096)
+STEPS = bounded_int(1, 10_000)
+THREADS = bounded_int(1, 256)
+REPEATS = bounded_int(1, 100)
+
+LIMITS["METASIM_MAX_ENV_STEPS"] = 500_000  # envs × control steps a bench keeps in memory
+LIMITS["METASIM_CORRELATE_MAX_CELLS"] = 20_000_000  # bootstrap replicates × study rows
+
+
+def check_budget(what: str, amount: int, env: str) -> None:
+    """Refuse work whose memory grows with `amount` (e.g. envs × steps) over the limit
+    `env` (an input error, exit 2) instead of allocating gigabytes."""
+    cap = limit(env)
+    if amount > cap:
+        raise MetasimInputError(
+            "command line",
+            [f"{what} is {amount}, over the limit of {cap} ({env})"],
+            f"Ask for less, or raise it with {env}=<n> if this machine has the memory",
+        )
