@@ -162,11 +162,14 @@ def image_size(path: Path) -> tuple[int, int]:
     from PIL import Image
 
     check_size(path, limit("METASIM_INPUT_MAX_BYTES"), "METASIM_INPUT_MAX_BYTES")
+    bomb_limit, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, None  # ours applies below
     try:
-        with Image.open(path) as img:
+        with Image.open(path) as img:  # reads the header only
             width, height = img.size
-    except (OSError, ValueError, Image.DecompressionBombError) as exc:
+    except (OSError, ValueError) as exc:
         raise MetasimInputError(str(path), [f"not a readable image ({exc})"]) from None
+    finally:
+        Image.MAX_IMAGE_PIXELS = bomb_limit
     max_pixels = limit("METASIM_MAX_PIXELS")
     if width * height > max_pixels:
         raise MetasimInputError(

@@ -19,6 +19,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from metasim.errors import MetasimInputError, validation_problems
+from metasim.guards import load_json
 
 
 @dataclass(frozen=True)
@@ -147,10 +148,7 @@ class RunSummary(BaseModel):
                 str(run_dir),
                 ["not a run folder: summary.json is missing (run `metasim eval out=...` first)"],
             )
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise MetasimInputError(str(path), [f"cannot be read ({exc})"]) from None
+        data = load_json(path, "summary.json")  # size and nesting bounded
         try:
             return cls.model_validate(data)
         except ValidationError as exc:

@@ -181,6 +181,7 @@ class ReferenceSim:
         try:
             line = self._lines.get(timeout=self.timeout)
         except queue.Empty:
+            self._proc.kill()  # it does not answer: asking it to close would wait 30 s more
             self.close()
             raise RefSimError(f"the LIBERO reference gave no reply in {self.timeout:g}s") from None
         if line is None:
@@ -190,6 +191,7 @@ class ReferenceSim:
         try:
             reply = json.loads(line)
         except ValueError:
+            self._proc.kill()
             self.close()
             raise RefSimError(f"the LIBERO reference worker sent no JSON: {line[:200]!r}") from None
         if not reply.pop("ok", False):

@@ -18,7 +18,7 @@ import numpy as np
 from metasim.errors import MetasimInputError
 from metasim.report import analysis as an
 from metasim.report import plots
-from metasim.report.data import Run, load_run
+from metasim.report.data import Run, load_run, nested
 from metasim.report.html import esc, figure, page, rate_cell, section, table, video
 
 
@@ -85,8 +85,8 @@ def write_atomic(target: Path, text: str) -> None:
 def describe(run: Run) -> str:
     cfg = run.config
     return (
-        f"suite {cfg.get('suite', {}).get('name', '?')} · policy "
-        f"{cfg.get('policy', {}).get('kind', '?')} · backend {cfg.get('backend', '?')} · "
+        f"suite {nested(cfg, 'suite', 'name')} · policy "
+        f"{nested(cfg, 'policy', 'kind')} · backend {cfg.get('backend', '?')} · "
         f"seed {cfg.get('seed', '?')} · grid {cfg.get('perturbation', 'none')}"
     )
 

@@ -50,8 +50,17 @@ class Run:
     @property
     def label(self) -> str:
         cfg = self.config
-        policy = cfg.get("policy", {}).get("kind", "?")
+        policy = nested(cfg, "policy", "kind")
         return f"{self.path.name} ({policy}, seed {cfg.get('seed', '?')})"
+
+
+def nested(cfg: dict[str, Any], key: str, sub: str) -> str:
+    """`cfg[key][sub]` as text, "?" when absent; a `key` that is not a mapping (a config
+    edited by hand: `policy: scripted`) is shown as it is instead of failing."""
+    value = cfg.get(key)
+    if isinstance(value, dict):
+        return str(value.get(sub, "?"))
+    return "?" if value is None else str(value)
 
 
 def load_run(path: str | Path) -> Run:

@@ -1,0 +1,81 @@
+"""Verbs refuse what would hang, exhaust memory or end in a traceback (issue #23 items 4
+and 5): exit 2 with one line naming the argument. Run in-process, as `metasim` would."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from metasim.cli.main import main
+from metasim.errors import MetasimInputError
+
+
+def exit2(capsys, argv: list[str]) -> str:
+    """Run the CLI in-process; it must exit 2 with one line and no traceback."""
+    with pytest.raises(SystemExit) as info:
+        code = main(argv)
+        raise SystemExit(code)
+    err = capsys.readouterr().err
+    assert info.value.code == 2, err
+    assert err.startswith("error: ") and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    return err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["bench", "physics", "--num-envs", "100000000"],
+        ["bench", "physics", "--steps", "100000000"],
+        ["bench", "physics", "--num-envs", "4096", "--steps", "10000"],  # memory budget
+        ["bench", "peers", "--num-envs", "100000000"],
+        ["bench", "render", "--frames", "100000000"],
+        ["bench", "cameras", "--num-envs", "100000000"],
+        ["serve", "--max-frame-mb", "inf"],
+        ["serve", "--port", "70000"],
+        ["report", "RUN", "--videos", "1000000000"],
+        ["recon", "IN", "--out", "OUT", "--voxel", "nan"],
+    ],
+)
+def test_huge_or_non_finite_numbers_exit_2(capsys, argv: list[str]) -> None:
+    err = exit2(capsys, argv)
+    assert "expected" in err or "limit" in err
+
+
+def test_output_under_a_file_exits_2(capsys, tmp_path: Path) -> None:
+    blocker = tmp_path / "f"
+    blocker.write_text("x")
+    for argv in (
+        ["bench", "physics", "--profile", str(blocker / "p.prof")],
+        ["scene", "render", "scenes/lift_cube.yaml", "--out", str(blocker / "d")],
+        ["scene", "render", "scenes/lift_cube.yaml", "--out", str(blocker)],
+        ["report", str(tmp_path), "--out", str(blocker / "r.html")],
+    ):
+        assert "is a file" in exit2(capsys, argv)
+
+
+def test_serve_on_a_port_in_use_exits_2(capsys) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        err = exit2(capsys, ["serve", "policy=scripted", "--port", str(port)])
+    assert f"--port {port}" in err and "cannot listen" in err
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("math:pi", "not a class"),
+        ("collections:OrderedDict", "no infer"),
+        ("json:JSONDecoder.decode", "with policy.args"),
+        ("metasim.no_such_module:X", "cannot load"),
+    ],
+)
+def test_python_policy_with_a_bad_target_is_an_input_error(target: str, expected: str) -> None:
+    from metasim.policies.remote import PythonOptions, _instance, load_target
+
+    with pytest.raises(MetasimInputError, match=expected):
+        _instance(load_target(target), PythonOptions(target=target, args={}))
