@@ -51,7 +51,6 @@ def test_output_under_a_file_exits_2(capsys, tmp_path: Path) -> None:
         ["bench", "physics", "--profile", str(blocker / "p.prof")],
         ["scene", "render", "scenes/lift_cube.yaml", "--out", str(blocker / "d")],
         ["scene", "render", "scenes/lift_cube.yaml", "--out", str(blocker)],
-        ["report", str(tmp_path), "--out", str(blocker / "r.html")],
     ):
         assert "is a file" in exit2(capsys, argv)
 

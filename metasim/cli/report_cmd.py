@@ -6,16 +6,14 @@ import argparse
 from typing import Any
 
 from metasim.errors import MetasimInputError
-from metasim.guards import OUT_FILE, bounded_int
+from metasim.guards import bounded_int
 
 
 def add_parser(verbs: Any) -> None:
     rep = verbs.add_parser("report", help="write a self-contained report.html for a run folder")
     rep.add_argument("run_dir", help="a run folder of `metasim eval` (holds summary.json)")
     rep.add_argument("--compare", metavar="OTHER_RUN_DIR", help="a second run, side by side")
-    rep.add_argument(
-        "--out", type=OUT_FILE, help="where to write the HTML (default RUN_DIR/report.html)"
-    )
+    rep.add_argument("--out", help="where to write the HTML (default RUN_DIR/report.html)")
     rep.add_argument(
         "--videos", type=bounded_int(0, 100), default=2, help="failures and successes to film"
     )

@@ -61,10 +61,3 @@ def test_config_fields_that_are_not_mappings(tmp_path: Path, config: dict) -> No
     assert main(["report", str(run), "--videos", "0"]) == 0
     html = (run / "report.html").read_text()
     assert f"policy {config['policy']}" in html
-
-
-def test_out_under_a_file(tmp_path: Path, capsys) -> None:
-    run = _summary(tmp_path / "run", {"policy": {"kind": "scripted"}})
-    (tmp_path / "f").write_text("x")
-    err = _refused(capsys, ["report", str(run), "--out", str(tmp_path / "f" / "r.html")])
-    assert "f is a file" in err
