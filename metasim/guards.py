@@ -27,12 +27,16 @@ import numpy as np
 from metasim.errors import MetasimInputError
 from metasim.yamlio import LIMITS, limit
 
+__all__ = ["limit"]  # re-exported: every bound is read through it
+
 LIMITS.update(
     {
         "METASIM_MAX_PIXELS": 100_000_000,  # one decoded image (width × height)
         "METASIM_NPY_MAX_BYTES": 1 << 30,  # one decoded .npy array
         "METASIM_JSON_MAX_BYTES": 64 << 20,  # one JSON file read whole
         "METASIM_INPUT_MAX_BYTES": 2 << 30,  # one input file read whole (image, video frame)
+        "METASIM_CSV_MAX_BYTES": 256 << 20,  # one CSV table read whole (correlate)
+        "METASIM_PARQUET_MAX_BYTES": 1 << 30,  # one episodes.parquet read whole (report)
     }
 )
 
@@ -58,7 +62,7 @@ def bounded_int(lo: int, hi: int) -> Callable[[str], int]:
 
 def bounded_float(lo: float, hi: float, open_lo: bool = False) -> Callable[[str], float]:
     """An argparse type: a finite number in [lo, hi] (in (lo, hi] when `open_lo`)."""
-    low = f"({lo:g}" if open_lo else f"[{lo:g}"
+    low = f"> {lo:g}" if open_lo else f">= {lo:g}"
 
     def parse(text: str) -> float:
         try:
@@ -67,11 +71,11 @@ def bounded_float(lo: float, hi: float, open_lo: bool = False) -> Callable[[str]
             raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
         below = value <= lo if open_lo else value < lo
         if not math.isfinite(value) or below or value > hi:
-            raise argparse.ArgumentTypeError(f"expected a number in {low}, {hi:g}], got {text}")
+            raise argparse.ArgumentTypeError(f"expected a number {low} and <= {hi:g}, got {text}")
         return value
 
     parse.bounds = (lo, hi)  # type: ignore[attr-defined]
-    parse.__name__ = f"float{low},{hi:g}]"
+    parse.__name__ = f"float {low} and <= {hi:g}"
     return parse
 
 

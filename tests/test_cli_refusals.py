@@ -78,3 +78,26 @@ def test_python_policy_with_a_bad_target_is_an_input_error(target: str, expected
 
     with pytest.raises(MetasimInputError, match=expected):
         _instance(load_target(target), PythonOptions(target=target, args={}))
+
+
+def test_csv_over_its_size_limit_exits_2(capsys, tmp_path: Path, monkeypatch) -> None:
+    csv = tmp_path / "s.csv"
+    csv.write_text("task,policy,sim_success,real_success\nt,a,0.5,0.5\nt,b,0.2,0.1\n")
+    monkeypatch.setenv("METASIM_CSV_MAX_BYTES", "16")
+    err = exit2(capsys, ["correlate", "--input", str(csv), "--reps", "10"])
+    assert "s.csv" in err and "METASIM_CSV_MAX_BYTES" in err
+
+
+def test_parquet_over_its_size_limit_exits_2(capsys, tmp_path: Path, monkeypatch) -> None:
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    task = {"success_rate": 1.0, "n": 1, "successes": 1, "ci95": [0, 1]}
+    task |= {"mean_progress": 1.0, "mean_steps": 1, "errors": 0}
+    (tmp_path / "summary.json").write_text(json.dumps({"tasks": {"t": task}, "config": {}}))
+    pq.write_table(pa.table({"task": ["t"]}), tmp_path / "episodes.parquet")
+    monkeypatch.setenv("METASIM_PARQUET_MAX_BYTES", "16")
+    err = exit2(capsys, ["report", str(tmp_path)])
+    assert "episodes.parquet" in err and "METASIM_PARQUET_MAX_BYTES" in err

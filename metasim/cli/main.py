@@ -75,6 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         code = 130
+    except SystemExit as exc:  # argparse's usage errors (exit 2) and --help (exit 0)
+        if argv is None:
+            raise
+        code = exc.code if isinstance(exc.code, int) else 1
     if argv is None:
         raise SystemExit(code)
     return code

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from metasim.errors import MetasimInputError
+from metasim.guards import check_size, limit
 
 
 @dataclass
@@ -55,6 +56,7 @@ def read_rows(
     path = Path(path)
     if not path.is_file():
         raise MetasimInputError(str(path), ["no such file"])
+    check_size(path, limit("METASIM_CSV_MAX_BYTES"), "METASIM_CSV_MAX_BYTES")
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:

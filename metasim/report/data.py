@@ -13,6 +13,7 @@ from typing import Any
 
 from metasim.errors import MetasimInputError
 from metasim.evaluate.records import CellSummary, EpisodeRecord, RunSummary, decode_factors
+from metasim.guards import check_size, limit
 
 Episode = EpisodeRecord  # one row of episodes.parquet, factors decoded
 
@@ -78,6 +79,7 @@ def _load_episodes(path: Path) -> list[EpisodeRecord]:
         return []
     import pyarrow.parquet as pq
 
+    check_size(path, limit("METASIM_PARQUET_MAX_BYTES"), "METASIM_PARQUET_MAX_BYTES")
     try:
         table = pq.read_table(path)
     except Exception as exc:  # pyarrow raises several types for a corrupt file
