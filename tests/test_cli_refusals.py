@@ -101,3 +101,13 @@ def test_parquet_over_its_size_limit_exits_2(capsys, tmp_path: Path, monkeypatch
     monkeypatch.setenv("METASIM_PARQUET_MAX_BYTES", "16")
     err = exit2(capsys, ["report", str(tmp_path)])
     assert "episodes.parquet" in err and "METASIM_PARQUET_MAX_BYTES" in err
+
+
+def test_outputs_in_new_folders_are_made(capsys, tmp_path: Path) -> None:
+    """A --plot/--html in a folder that does not exist yet is written, not a traceback."""
+    csv = tmp_path / "s.csv"
+    csv.write_text("task,policy,sim_success,real_success\nt,a,0.5,0.4\nt,b,0.2,0.1\nt,c,0.9,0.7\n")
+    plot, html = tmp_path / "new" / "p.png", tmp_path / "other" / "deep" / "p.html"
+    argv = ["correlate", "--input", str(csv), "--reps", "20", "--json"]
+    assert main([*argv, "--plot", str(plot), "--html", str(html)]) == 0
+    assert plot.stat().st_size > 0 and html.stat().st_size > 0

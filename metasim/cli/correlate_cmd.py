@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from metasim.errors import MetasimInputError
-from metasim.guards import OUT_FILE, SEED, bounded_float, bounded_int, check_budget
+from metasim.guards import OUT_FILE, SEED, bounded_float, bounded_int, check_budget, check_out_file
 
 if TYPE_CHECKING:
     from metasim.correlate.study import Study
@@ -147,6 +147,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.pairs:
         return _pairs(args)
+    for flag, out in (("--plot", args.plot), ("--html", args.html)):
+        if out is not None:
+            check_out_file(out, flag)  # makes its folder: found before the analysis runs
     study = _study(args)
     # Replicates of every row are kept for the pooled interval: about 32 bytes per cell.
     check_budget("--reps × rows", args.reps * len(study.entries), "METASIM_CORRELATE_MAX_CELLS")

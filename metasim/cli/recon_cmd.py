@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from metasim.guards import OUT_DIR, bounded_float, bounded_int
+from metasim.guards import OUT_DIR, bounded_float, bounded_int, check_out_dir
 
 
 def add_parser(verbs: Any) -> None:
@@ -82,7 +82,7 @@ def run_recon_cli(args: argparse.Namespace) -> int:
         intrinsics=args.intrinsics,
         quiet=args.quiet,
     )
-    report = reconstruct(Path(args.input), Path(args.out), opts)
+    report = reconstruct(Path(args.input), check_out_dir(args.out, "--out"), opts)
     if not args.quiet:
         summary = {
             "scene": report["scene"]["file"],

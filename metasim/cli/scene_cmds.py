@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from metasim.errors import MetasimInputError
-from metasim.guards import OUT_DIR
+from metasim.guards import OUT_DIR, check_out_dir
 
 
 def add_parser(verbs: Any) -> None:
@@ -73,9 +73,9 @@ def render(file: Path, out: Path) -> int:
     cams = [c.name for c in compiled.scene.cameras]
     if not cams:
         raise MetasimInputError(str(file), ["cameras: the scene declares no camera to render"])
+    check_out_dir(out, "--out")
     env = MetasimVectorEnv(compiled, num_envs=1)
     env.reset(seed=0)
-    out.mkdir(parents=True, exist_ok=True)
     for cam in cams:
         img = env.handler.render(cam)[0]
         path = out / f"{compiled.scene.name}_{cam}.png"
