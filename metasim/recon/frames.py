@@ -15,6 +15,7 @@ import cv2
 import numpy as np
 
 from metasim.errors import MetasimInputError
+from metasim.guards import limit
 
 
 def sharpness(rgb: np.ndarray) -> float:
@@ -43,6 +44,11 @@ def iter_video(path: Path) -> Iterator[np.ndarray]:
         gen = imageio_ffmpeg.read_frames(str(path), pix_fmt="rgb24")
         meta = gen.__next__()
         width, height = meta["size"]
+        if width * height > limit("METASIM_MAX_PIXELS"):  # checked before a frame is decoded
+            raise MetasimInputError(
+                str(path),
+                [f"frames of {width}×{height} pixels, over the limit of METASIM_MAX_PIXELS"],
+            )
         for raw in gen:
             yield np.frombuffer(raw, dtype=np.uint8).reshape(height, width, 3)
     except (OSError, RuntimeError, ValueError, KeyError, StopIteration) as exc:

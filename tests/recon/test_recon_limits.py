@@ -136,3 +136,13 @@ def test_out_that_is_a_file_or_under_one(tmp_path, capsys, where):
     out = blocker if where == "file" else blocker / "scene"
     err = _recon(capsys, tmp_path, cap, out)
     assert "--out" in err and "taken is a file" in err
+
+
+def test_video_frames_over_the_pixel_limit(tmp_path, capsys, monkeypatch):
+    from metasim.recon.synthetic import write_video
+
+    video = tmp_path / "scan.mp4"
+    write_video(video, np.zeros((3, 48, 64, 3), dtype=np.uint8))
+    monkeypatch.setenv("METASIM_MAX_PIXELS", "1000")
+    err = _recon(capsys, tmp_path, video)
+    assert "scan.mp4" in err and "64×48 pixels" in err
