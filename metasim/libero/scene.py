@@ -36,6 +36,11 @@ Vec3 = tuple[float, float, float]
 CONTROL_HZ = 20.0
 ARENA_PREFIX = "arena/"  # names of the arena's elements (`arena/table`, `arena/floor`)
 SETTLE_STEPS = 10
+# Damping of every LIBERO object's free joint, on all six dofs: LIBERO's object classes
+# (libero/envs/objects: google_scanned, hope, turbosquid, articulated, self-designed)
+# create it as `dict(type="free", damping="0.0005")` (checked in the reference's live
+# model by `metasim libero modeldiff`).
+OBJECT_DAMPING = 0.0005
 # Episode step limits per suite (openpi's LIBERO client; LeRobot uses the same but 280
 # for spatial); the settle steps come on top.
 SUITE_STEPS = {
@@ -289,7 +294,7 @@ def _objects(problem: BddlProblem, facts: ArenaFacts) -> list[dict[str, Any]]:
         z = facts.offset[2] + 0.05
         out.append(
             {"name": inst, "shape": "mjcf", "mjcf": str(assets.model_xml(cat)),
-             "mjcf_body": "object", "pos": (x, y, z)}
+             "mjcf_body": "object", "pos": (x, y, z), "free_damping": OBJECT_DAMPING}
         )  # fmt: skip
     return out
 
