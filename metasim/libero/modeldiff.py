@@ -104,6 +104,7 @@ LISTED: tuple[Listed, ...] = (
     Listed("geom_rgba", "robot0_*_collision", _HIDDEN),
     Listed("geom_rgba", "mount0_*_col", _HIDDEN),
     Listed("geom_rgba", "table_collision", _HIDDEN),
+    Listed("geom_rgba", "*_col/geom*", _HIDDEN),
     Listed("site:element", "*_default_site", "robosuite adds a `default_site` to every "
            "object and fixture; a site has no physics, LIBERO's renderer hides it and no "
            "metasim predicate reads it", reference="present"),
@@ -124,7 +125,7 @@ _REASONS = {
     "its fixtures after compiling, so its value is for other placements. Read only by the "
     "trackcom/targetbodycom modes; LIBERO's cameras and lights are fixed",
     _HIDDEN: "robosuite recolours the collision geoms of robots, grippers, mounts and the "
-    "table (contact_geom_rgba); collision geoms are never drawn (group 0 hidden in both "
+    "tables (contact_geom_rgba); collision geoms are never drawn (group 0 hidden in both "
     "renderers) and a colour has no physics",
 }
 

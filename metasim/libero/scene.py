@@ -54,7 +54,8 @@ _TABLE_VIEW = (
     (0.6586131746834771, 0.0, 1.6103500240372423),
     (0.6380177736282349, 0.3048497438430786, 0.30484986305236816, 0.6380177736282349),
 )
-_LOW_VIEW_QUAT = (0.6182167, 0.34323086, 0.34323086, 0.6182177)
+# LIBERO's floor and living-room problem classes (`_setup_camera`), digits as written there.
+_LOW_VIEW_QUAT = (0.6182166934013367, 0.3432307541370392, 0.3432314395904541, 0.6182177066802979)
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,10 @@ class ArenaFacts:
     mounted: bool
     agentview: tuple[Vec3, tuple[float, float, float, float]]
     table_friction: Vec3 = (1.0, 0.005, 0.0001)
+    # The problem class's default scene_properties (floor_style, wall_style): LIBERO's arena
+    # points the textures `texplane` and `tex-wall` at these files of `textures/`.
+    floor: str = "light-gray-floor-tile.png"
+    wall: str = "light-gray-plaster.png"
 
 
 ARENAS: dict[str, ArenaFacts] = {
@@ -83,6 +88,7 @@ ARENAS: dict[str, ArenaFacts] = {
     "libero_kitchen_tabletop_manipulation": ArenaFacts(
         "scenes/libero_kitchen_tabletop_base_style.xml", (0.0, 0.0, 0.9), 0.01 - 0.05,
         (1.0, 1.2, 0.05), "table", 0.0, (-0.66, 0.0, 0.912), True, _TABLE_VIEW,
+        floor="gray_ceramic_tile.png", wall="yellow_linen_wall_texture.png",
     ),
     "libero_study_tabletop_manipulation": ArenaFacts(
         "scenes/libero_study_base_style.xml", (-0.2, 0.0, 0.867), 0.01 - 0.05,
@@ -92,7 +98,7 @@ ARENAS: dict[str, ArenaFacts] = {
     "libero_living_room_tabletop_manipulation": ArenaFacts(
         "scenes/libero_living_room_tabletop_base_style.xml", (0.0, 0.0, 0.41), 0.01 - 0.024,
         None, "living_room_table", 0.41, (-0.51, 0.0, 0.42), False,
-        ((0.6065773716836134, 0.0, 0.96), _LOW_VIEW_QUAT),
+        ((0.6065773716836134, 0.0, 0.96), _LOW_VIEW_QUAT), floor="seamless_wood_planks_floor.png",
     ),
     "libero_floor_manipulation": ArenaFacts(
         "scenes/libero_floor_base_style.xml", (0.0, 0.0, -0.035), -0.025,
@@ -177,6 +183,8 @@ def build_scene(
     arena: dict[str, Any] = {
         "type": "mjcf", "name": "arena", "file": str(root / facts.xml), "cameras": False,
         "lights": False, "prefix": ARENA_PREFIX,
+        "textures": {"texplane": f"../textures/{facts.floor}",
+                     "tex-wall": f"../textures/{facts.wall}"},
     }  # fmt: skip
     if facts.table_size is not None:
         arena["table"] = {
