@@ -65,7 +65,8 @@ ID_FIELDS = {
 class Listed:
     """A listed difference: fnmatch patterns on the field and on the element's key
     (reference names); with `metasim`/`reference` the values must also be these (None:
-    any); with `same_magnitude` the values must be equal up to sign."""
+    any); with `same_magnitude` the values must be equal up to sign; with `collision` the
+    element must be one of the reference's collision geoms."""
 
     field: str
     element: str
@@ -73,11 +74,14 @@ class Listed:
     metasim: Any = None
     reference: Any = None
     same_magnitude: bool = False
+    collision: bool = False
 
     def matches(self, d: Difference) -> bool:
         if not (fnmatch.fnmatchcase(d.field, self.field)):
             return False
         if not fnmatch.fnmatchcase(d.element, self.element):
+            return False
+        if self.collision and not d.collision:
             return False
         if self.metasim is not None and d.metasim != self.metasim:
             return False
@@ -100,11 +104,7 @@ LISTED: tuple[Listed, ...] = (
            "hides sites by their alpha (site_rgba)", metasim=[3.0]),
     Listed("site_rgba", "*", "robosuite hides sites by negating their alpha; metasim keeps "
            "the file's colour and hides sites by group", same_magnitude=True),
-    Listed("geom_rgba", "gripper0_*collision", _HIDDEN),
-    Listed("geom_rgba", "robot0_*_collision", _HIDDEN),
-    Listed("geom_rgba", "mount0_*_col", _HIDDEN),
-    Listed("geom_rgba", "table_collision", _HIDDEN),
-    Listed("geom_rgba", "*_col/geom*", _HIDDEN),
+    Listed("geom_rgba", "*", _HIDDEN, collision=True),
     Listed("site:element", "*_default_site", "robosuite adds a `default_site` to every "
            "object and fixture; a site has no physics, LIBERO's renderer hides it and no "
            "metasim predicate reads it", reference="present"),
@@ -124,9 +124,9 @@ _REASONS = {
     "world: all objects and fixtures) at the pose the model was compiled in; LIBERO moves "
     "its fixtures after compiling, so its value is for other placements. Read only by the "
     "trackcom/targetbodycom modes; LIBERO's cameras and lights are fixed",
-    _HIDDEN: "robosuite recolours the collision geoms of robots, grippers, mounts and the "
-    "tables (contact_geom_rgba); collision geoms are never drawn (group 0 hidden in both "
-    "renderers) and a colour has no physics",
+    _HIDDEN: "the colour of a collision geom: robosuite recolours those of robots, "
+    "grippers, mounts and tables (contact_geom_rgba); collision geoms are drawn by neither "
+    "renderer (group 0 hidden) and a colour has no physics",
 }
 
 
@@ -134,13 +134,15 @@ _REASONS = {
 class Difference:
     """One field of one element that differs (or an element or field on one side only).
     `metasim`/`reference` are the values as lists (None when absent); `reason` is the
-    `LISTED` reason, or "" when the difference is not listed."""
+    `LISTED` reason, or "" when the difference is not listed; `collision` marks a geom
+    that is a collision geom (group 0) in the reference."""
 
     field: str
     element: str
     metasim: Any
     reference: Any
     reason: str = ""
+    collision: bool = False
 
     @property
     def listed(self) -> bool:
@@ -297,6 +299,8 @@ def compare(
         for key in sorted(theirs - mine):
             diffs.append(Difference(f"{kind}:element", key, None, "present"))
     fields, skipped, count = [], {}, 0
+    groups = ref["arrays"]["geom_group"]
+    collision = {k for k, g in zip(ref_keys["geom"], groups, strict=True) if g == 0}
     for name in sorted(set(ours["arrays"]) | set(ref["arrays"])):
         if name not in ours["arrays"] or name not in ref["arrays"]:
             side = "metasim (MuJoCo 4)" if name in ours["arrays"] else "reference (MuJoCo 3.17)"
@@ -310,7 +314,8 @@ def compare(
         for key in sorted(set(a) & set(b)):
             count += 1
             if not _equal(a[key], b[key]):
-                diffs.append(Difference(name, key, _as_list(a[key]), _as_list(b[key])))
+                hit = name.startswith("geom_") and key in collision
+                diffs.append(Difference(name, key, _as_list(a[key]), _as_list(b[key]), "", hit))
     count += _compare_structs(ours["structs"], ref["structs"], fields, skipped, diffs)
     return fields, count, skipped, [_with_reason(d) for d in diffs]
 
@@ -335,7 +340,7 @@ def _compare_structs(
 
 
 def _with_reason(d: Difference) -> Difference:
-    return Difference(d.field, d.element, d.metasim, d.reference, reason_for(d))
+    return Difference(d.field, d.element, d.metasim, d.reference, reason_for(d), d.collision)
 
 
 # ---------------------------------------------------------------- a task
