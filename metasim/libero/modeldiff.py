@@ -2,7 +2,7 @@
 (MuJoCo 4) against the reference's live `MjModel` (LIBERO on MuJoCo 3.17), element by
 element, matched by name.
 
-Both sides are enumerated by one function, `ref_worker.model_arrays`: every `MjModel`
+Both sides are enumerated by one function, `ref_model.model_arrays`: every `MjModel`
 attribute `<kind>_*` with one row per element of a kind (body, jnt, dof, geom, site, cam,
 light, actuator, tendon, eq, mesh, mat, tex, pair, exclude), per-element summaries of the
 mesh and texture data, and the `opt` / `vis` structs. The reference's arrays are dumped
@@ -23,13 +23,12 @@ their rank in it (`<body>/geom[2]`), a dof by its joint and its rank (`<joint>[3
 Fields pointing at other elements (`geom_bodyid`, `mat_texid`, ...) are compared as the
 names they point at; addresses into flat arrays (`*adr`) and other layout indexes
 (`ID_FIELDS`' complement ending in `id`) depend on element order, not on the model, and are
-not compared. Every difference is listed with its reason in `LISTED` (mirrored by the
-table in docs/libero.md) or reported UNLISTED.
+not compared. Every difference is listed with its reason in `modeldiff_listed.LISTED`
+(mirrored by the table in docs/libero.md) or reported UNLISTED.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import time
 from dataclasses import dataclass, field
@@ -38,8 +37,9 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from metasim.libero.modeldiff_listed import ATOL, RTOL, Difference, reason_for
 from metasim.libero.parity import check_args, place_fixtures, prepare
-from metasim.libero.ref_worker import MODEL_KINDS, model_arrays
+from metasim.libero.ref_model import MODEL_KINDS, model_arrays
 from metasim.libero.reference import ReferenceSim
 from metasim.libero.scene import ARENA_PREFIX
 from metasim.scene.compile import ROBOT_PREFIX
@@ -47,8 +47,8 @@ from metasim.scene.compile import ROBOT_PREFIX
 # robosuite names every unnamed geom of a part `<prefix>g<k>` (`<prefix>g<k>_vis` when
 # visual-only), k counting the part's unnamed geoms in file order.
 GENERATED_GEOM = re.compile(r"(^|_)g\d+(_vis)?$")
-RTOL = 1e-6
-ATOL = 1e-9
+# Fields whose names end in "id" without being ids.
+NOT_IDS = {"geom_fluid"}
 # Fields that hold element ids: compared as the (reference-side) names they point at.
 ID_FIELDS = {
     "body_parentid": "body", "body_rootid": "body", "body_weldid": "body",
@@ -59,98 +59,6 @@ ID_FIELDS = {
     "actuator_trnid": "jnt", "tendon_matid": "mat", "pair_geom1": "geom", "pair_geom2": "geom",
     "eq_obj1id": "body", "eq_obj2id": "body",
 }  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Listed:
-    """A listed difference: fnmatch patterns on the field and on the element's key
-    (reference names); with `metasim`/`reference` the values must also be these (None:
-    any); with `same_magnitude` the values must be equal up to sign; with `collision` the
-    element must be one of the reference's collision geoms."""
-
-    field: str
-    element: str
-    reason: str
-    metasim: Any = None
-    reference: Any = None
-    same_magnitude: bool = False
-    collision: bool = False
-
-    def matches(self, d: Difference) -> bool:
-        if not (fnmatch.fnmatchcase(d.field, self.field)):
-            return False
-        if not fnmatch.fnmatchcase(d.element, self.element):
-            return False
-        if self.collision and not d.collision:
-            return False
-        if self.metasim is not None and d.metasim != self.metasim:
-            return False
-        if self.reference is not None and d.reference != self.reference:
-            return False
-        if self.same_magnitude:
-            return bool(np.allclose(np.abs(d.metasim), np.abs(d.reference), rtol=RTOL))
-        return True
-
-
-_HIDDEN = "hidden"
-_COM = "com"
-# The listed differences, mirrored by the table in docs/libero.md (checked by
-# tests/libero/test_modeldiff.py). Anything else is UNLISTED.
-LISTED: tuple[Listed, ...] = (
-    Listed("geom_group", "*", "render: hide_collision_geoms moves collision geoms (group 0) "
-           "to group 3, which MuJoCo's default render does not draw; robosuite's renderer "
-           "hides group 0 itself", metasim=[3.0], reference=[0.0]),
-    Listed("site_group", "*", "render: hide_sites moves every site to group 3; robosuite "
-           "hides sites by their alpha (site_rgba)", metasim=[3.0]),
-    Listed("site_rgba", "*", "robosuite hides sites by negating their alpha; metasim keeps "
-           "the file's colour and hides sites by group", same_magnitude=True),
-    Listed("geom_rgba", "*", _HIDDEN, collision=True),
-    Listed("site:element", "*_default_site", "robosuite adds a `default_site` to every "
-           "object and fixture; a site has no physics, LIBERO's renderer hides it and no "
-           "metasim predicate reads it", reference="present"),
-    Listed("cam:element", "*view", "the arena file's own cameras (birdview, frontview, "
-           "galleryview, sideview, ...): LIBERO's observations use agentview and "
-           "robot0_eye_in_hand only; metasim drops the arena's cameras", reference="present"),
-    Listed("cam_poscom0", "*", _COM),
-    Listed("light_poscom0", "*", _COM),
-    Listed("vis.headlight.active", "model", "each version's compiled default for an MJCF "
-           "without <headlight active>: MuJoCo 4 writes 2, 3.17 writes 1; the headlight is "
-           "on in both", metasim=[2.0], reference=[1.0]),
-    Listed("vis.quality.shadowsize", "model", "compile_scene renders 1024-texel shadow maps "
-           "(4096 costs several times the frame time on software GL)", metasim=[1024.0]),
-)  # fmt: skip
-_REASONS = {
-    _COM: "offset from the centre of mass of the camera's or light's body subtree (the "
-    "world: all objects and fixtures) at the pose the model was compiled in; LIBERO moves "
-    "its fixtures after compiling, so its value is for other placements. Read only by the "
-    "trackcom/targetbodycom modes; LIBERO's cameras and lights are fixed",
-    _HIDDEN: "the colour of a collision geom: robosuite recolours those of robots, "
-    "grippers, mounts and tables (contact_geom_rgba); collision geoms are drawn by neither "
-    "renderer (group 0 hidden) and a colour has no physics",
-}
-
-
-@dataclass(frozen=True)
-class Difference:
-    """One field of one element that differs (or an element or field on one side only).
-    `metasim`/`reference` are the values as lists (None when absent); `reason` is the
-    `LISTED` reason, or "" when the difference is not listed; `collision` marks a geom
-    that is a collision geom (group 0) in the reference."""
-
-    field: str
-    element: str
-    metasim: Any
-    reference: Any
-    reason: str = ""
-    collision: bool = False
-
-    @property
-    def listed(self) -> bool:
-        return bool(self.reason)
-
-    def row(self) -> dict[str, Any]:
-        return {"field": self.field, "element": self.element, "metasim": self.metasim,
-                "reference": self.reference, "reason": self.reason or "UNLISTED"}  # fmt: skip
 
 
 @dataclass
@@ -181,14 +89,6 @@ class ModelDiff:
             "unlisted": len(self.unlisted), "rows": [d.row() for d in self.differences],
             "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
         }  # fmt: skip
-
-
-def reason_for(d: Difference) -> str:
-    """The `LISTED` reason of a difference, "" when it is not listed."""
-    for listed in LISTED:
-        if listed.matches(d):
-            return _REASONS.get(listed.reason, listed.reason)
-    return ""
 
 
 # ---------------------------------------------------------------- element keys
@@ -249,6 +149,8 @@ def _skip_reason(field_name: str) -> str:
         return ""
     if field_name.endswith("adr"):
         return "address into a flat array (depends on element order)"
+    if field_name in NOT_IDS:
+        return ""
     if field_name.endswith("id") or field_name.endswith("_signature"):
         return "index of other elements not named by this field (element order)"
     return ""

@@ -232,7 +232,7 @@ class ReferenceSim:
 
     def model(self) -> dict[str, Any]:
         """The loaded task's live MjModel as LIBERO compiled it at the last reset:
-        `ref_worker.model_arrays` (arrays, flat, names, structs, counts) and `mujoco`,
+        `ref_model.model_arrays` (arrays, flat, names, structs, counts) and `mujoco`,
         the reference's MuJoCo version."""
         return self.call("model")
 
