@@ -11,8 +11,9 @@ writes numbers rounded to 6-7 digits, which would show as differences of its own
 
 LIBERO samples fixture placements at every reset (up to ~1.5 cm); the diff resets the
 reference to init state K with seed 0 and puts metasim's fixtures at the reference's
-poses (`parity.place_fixtures`), then recomputes metasim's derived constants
-(`mj_setConst`), as `metasim libero parity` does before stepping.
+poses (`parity.place_fixtures`, as `metasim libero parity` does before stepping) and its
+objects where the reference's model has them (`place_objects`: where an object starts is
+state), then recomputes metasim's derived constants (`mj_setConst`).
 
 Names: metasim's robot and arena elements carry the prefixes `robot/` and `arena/`, an
 object's or fixture's root body is `<instance>` (LIBERO's `<instance>_main`) and an
@@ -195,6 +196,9 @@ def compare(
     ref_keys = element_keys(ref)
     diffs: list[Difference] = []
     for kind in MODEL_KINDS:
+        for side, keys in (("metasim", our_keys), ("reference", ref_keys)):
+            for key in sorted({k for k in keys.get(kind, []) if keys[kind].count(k) > 1}):
+                diffs.append(Difference(f"{kind}:duplicate", key, side, side))
         mine, theirs = set(our_keys.get(kind, [])), set(ref_keys.get(kind, []))
         for key in sorted(mine - theirs):
             diffs.append(Difference(f"{kind}:element", key, "present", None))
