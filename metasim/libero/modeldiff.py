@@ -4,7 +4,7 @@ element, matched by name.
 
 Both sides are enumerated by one function, `ref_model.model_arrays`: every `MjModel`
 attribute `<kind>_*` with one row per element of a kind (body, jnt, dof, geom, site, cam,
-light, actuator, tendon, eq, mesh, mat, tex, pair, exclude), per-element summaries of the
+light, actuator, tendon, eq, mesh, mat, tex, pair, exclude, sensor), per-element summaries of the
 mesh and texture data, and the `opt` / `vis` structs. The reference's arrays are dumped
 from its live model in the worker, not re-compiled from its exported XML: `get_xml`
 writes numbers rounded to 6-7 digits, which would show as differences of its own.

@@ -26,6 +26,7 @@ MODEL_KINDS = {
     "tex": ("ntex", "mjOBJ_TEXTURE"),
     "pair": ("npair", "mjOBJ_PAIR"),
     "exclude": ("nexclude", "mjOBJ_EXCLUDE"),
+    "sensor": ("nsensor", "mjOBJ_SENSOR"),
 }
 # Structs of global settings that act on physics (opt) or on rendering (vis).
 MODEL_STRUCTS = ("opt", "vis.global_", "vis.quality", "vis.headlight", "vis.map")
