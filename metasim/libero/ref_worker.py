@@ -9,7 +9,7 @@ reply is {"ok": true, ...} or {"ok": false, "error": "..."}. Arrays travel as
 
 Commands: tasks(suite) · load(suite, task, size, cameras) · reset(init, seed) ·
 step(actions (T, 7), render) · render · state · xml · controller · record(actions) · bench(steps) ·
-close.
+model · close.
 """
 
 from __future__ import annotations
@@ -285,6 +285,23 @@ class Worker:
     def xml(self) -> dict[str, Any]:
         return {"xml": self.env.env.sim.model.get_xml()}
 
+    def model(self) -> dict[str, Any]:
+        """The live MjModel's numeric fields (`ref_model.model_arrays`, loaded from this
+        file's folder), as LIBERO compiled it at the last reset (fixture placements
+        included), plus MuJoCo's version."""
+        import importlib.util
+
+        import mujoco
+
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ref_model.py")
+        spec = importlib.util.spec_from_file_location("metasim_ref_model", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        out = module.model_arrays(self.env.env.sim.model._model, mujoco)
+        out["mujoco"] = mujoco.__version__
+        return out
+
 
 def main() -> None:
     # The protocol owns the original stdout; everything printed by the libraries goes to
@@ -305,6 +322,7 @@ def main() -> None:
         "state": worker.state,
         "render": worker.render,
         "xml": worker.xml,
+        "model": worker.model,
         "bench": worker.bench,
         "record": worker.record,
         "controller": lambda: {"controller": worker.controller()},

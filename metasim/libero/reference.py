@@ -230,6 +230,12 @@ class ReferenceSim:
         """The compiled MJCF of the loaded task (`env.env.sim.model.get_xml()`)."""
         return str(self.call("xml")["xml"])
 
+    def model(self) -> dict[str, Any]:
+        """The loaded task's live MjModel as LIBERO compiled it at the last reset:
+        `ref_model.model_arrays` (arrays, flat, names, structs, counts) and `mujoco`,
+        the reference's MuJoCo version."""
+        return self.call("model")
+
     def record(self, actions: np.ndarray) -> dict[str, np.ndarray]:
         """Step actions (T, 7) and return every substep's input to mj_step: qpos
         (T * 25, nq), qvel (T * 25, nv) and robosuite's ctrl (T * 25, nu)."""

@@ -36,6 +36,11 @@ Vec3 = tuple[float, float, float]
 CONTROL_HZ = 20.0
 ARENA_PREFIX = "arena/"  # names of the arena's elements (`arena/table`, `arena/floor`)
 SETTLE_STEPS = 10
+# Damping of every LIBERO object's free joint, on all six dofs: LIBERO's object classes
+# (libero/envs/objects: google_scanned, hope, turbosquid, articulated, self-designed)
+# create it as `dict(type="free", damping="0.0005")` (checked in the reference's live
+# model by `metasim libero modeldiff`).
+OBJECT_DAMPING = 0.0005
 # Episode step limits per suite (openpi's LIBERO client; LeRobot uses the same but 280
 # for spatial); the settle steps come on top.
 SUITE_STEPS = {
@@ -49,7 +54,8 @@ _TABLE_VIEW = (
     (0.6586131746834771, 0.0, 1.6103500240372423),
     (0.6380177736282349, 0.3048497438430786, 0.30484986305236816, 0.6380177736282349),
 )
-_LOW_VIEW_QUAT = (0.6182167, 0.34323086, 0.34323086, 0.6182177)
+# LIBERO's floor and living-room problem classes (`_setup_camera`), digits as written there.
+_LOW_VIEW_QUAT = (0.6182166934013367, 0.3432307541370392, 0.3432314395904541, 0.6182177066802979)
 
 
 @dataclass(frozen=True)
@@ -67,6 +73,10 @@ class ArenaFacts:
     mounted: bool
     agentview: tuple[Vec3, tuple[float, float, float, float]]
     table_friction: Vec3 = (1.0, 0.005, 0.0001)
+    # The problem class's default scene_properties (floor_style, wall_style): LIBERO's arena
+    # points the textures `texplane` and `tex-wall` at these files of `textures/`.
+    floor: str = "light-gray-floor-tile.png"
+    wall: str = "light-gray-plaster.png"
 
 
 ARENAS: dict[str, ArenaFacts] = {
@@ -78,6 +88,7 @@ ARENAS: dict[str, ArenaFacts] = {
     "libero_kitchen_tabletop_manipulation": ArenaFacts(
         "scenes/libero_kitchen_tabletop_base_style.xml", (0.0, 0.0, 0.9), 0.01 - 0.05,
         (1.0, 1.2, 0.05), "table", 0.0, (-0.66, 0.0, 0.912), True, _TABLE_VIEW,
+        floor="gray_ceramic_tile.png", wall="yellow_linen_wall_texture.png",
     ),
     "libero_study_tabletop_manipulation": ArenaFacts(
         "scenes/libero_study_base_style.xml", (-0.2, 0.0, 0.867), 0.01 - 0.05,
@@ -87,7 +98,7 @@ ARENAS: dict[str, ArenaFacts] = {
     "libero_living_room_tabletop_manipulation": ArenaFacts(
         "scenes/libero_living_room_tabletop_base_style.xml", (0.0, 0.0, 0.41), 0.01 - 0.024,
         None, "living_room_table", 0.41, (-0.51, 0.0, 0.42), False,
-        ((0.6065773716836134, 0.0, 0.96), _LOW_VIEW_QUAT),
+        ((0.6065773716836134, 0.0, 0.96), _LOW_VIEW_QUAT), floor="seamless_wood_planks_floor.png",
     ),
     "libero_floor_manipulation": ArenaFacts(
         "scenes/libero_floor_base_style.xml", (0.0, 0.0, -0.035), -0.025,
@@ -172,6 +183,8 @@ def build_scene(
     arena: dict[str, Any] = {
         "type": "mjcf", "name": "arena", "file": str(root / facts.xml), "cameras": False,
         "lights": False, "prefix": ARENA_PREFIX,
+        "textures": {"texplane": f"../textures/{facts.floor}",
+                     "tex-wall": f"../textures/{facts.wall}"},
     }  # fmt: skip
     if facts.table_size is not None:
         arena["table"] = {
@@ -289,7 +302,7 @@ def _objects(problem: BddlProblem, facts: ArenaFacts) -> list[dict[str, Any]]:
         z = facts.offset[2] + 0.05
         out.append(
             {"name": inst, "shape": "mjcf", "mjcf": str(assets.model_xml(cat)),
-             "mjcf_body": "object", "pos": (x, y, z)}
+             "mjcf_body": "object", "pos": (x, y, z), "free_damping": OBJECT_DAMPING}
         )  # fmt: skip
     return out
 
