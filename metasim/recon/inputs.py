@@ -49,6 +49,7 @@ class Source:
     poses: np.ndarray | None = None  # (N, 4, 4) camera-to-world (OpenCV), one per frame
     depth_unit: float | None = None  # metres per depth-file unit (None: by file type)
     format: str = "metasim"  # or "nerfstudio"
+    distortion: tuple[float, ...] | None = None  # OpenCV's k1, k2, p1, p2, k3 (None: none)
 
     @property
     def folder(self) -> Path:
@@ -145,6 +146,7 @@ def _nerfstudio_source(path: Path) -> Source:
         scan.poses,
         DEPTH_UNIT,
         "nerfstudio",
+        scan.distortion,
     )
 
 

@@ -6,7 +6,8 @@ nerfstudio, or `ns-process-data` on a video. Fields read (nerfstudio's documente
 - intrinsics `fl_x`, `fl_y`, `cx`, `cy`, `w`, `h`, at the top level and/or per frame (a
   frame's own value overrides the top level's; all frames must then agree, metasim recon
   takes one camera); `camera_model` (a pinhole model: `PINHOLE`, `SIMPLE_PINHOLE`,
-  `OPENCV`, or none) with distortion `k1`..`k4`, `p1`, `p2`, which must all be 0;
+  `OPENCV`, or none) with distortion `k1`, `k2`, `k3`, `p1`, `p2` (OpenCV's radial and
+  tangential model, which `metasim.recon.undistort` removes; `k4` must be 0);
 - per frame: `file_path` (the image, relative to the folder), `transform_matrix`
   (camera-to-world, 4x4 or 3x4, OpenGL camera axes: +x right, +y up, looking along -z)
   and optional `depth_file_path` (on every frame or on none).
@@ -36,18 +37,21 @@ TRANSFORMS = "transforms.json"
 DEPTH_UNIT = 1e-3  # metres per depth-file unit: nerfstudio's default depth_unit_scale_factor
 INTRINSIC_KEYS = ("fl_x", "fl_y", "cx", "cy", "w", "h")
 DISTORTION_KEYS = ("k1", "k2", "k3", "k4", "p1", "p2")
+CAMERA_KEYS = INTRINSIC_KEYS + DISTORTION_KEYS
 PINHOLE_MODELS = ("PINHOLE", "SIMPLE_PINHOLE", "OPENCV")
 HINT = "A nerfstudio folder holds transforms.json and its images; see docs/recon.md"
 
 
 @dataclass(frozen=True)
 class NerfstudioScan:
-    """A parsed folder: image files (N,), depth files (N,) or (), one camera, and
-    camera-to-world poses (N, 4, 4) in the OpenCV convention, frames sorted by file."""
+    """A parsed folder: image files (N,), depth files (N,) or (), one camera, its
+    distortion in OpenCV's order (k1, k2, p1, p2, k3; None when all 0), and camera-to-world
+    poses (N, 4, 4) in the OpenCV convention, frames sorted by file."""
 
     frames: tuple[Path, ...]
     depths: tuple[Path, ...]
     intrinsics: Intrinsics
+    distortion: tuple[float, ...] | None
     poses: np.ndarray
 
 
@@ -75,7 +79,7 @@ def read_scan(folder: Path) -> NerfstudioScan:
             source,
             [f"{missing}: no depth_file_path, but other frames have one (all or none)"],
         )
-    intr = _one_camera(source, entries)
+    intr, distortion = _one_camera(source, entries)
     for e in entries:
         _exists(source, folder / e["file"], f"{e['where']}.file_path")
         if e["depth"] is not None:
@@ -84,6 +88,7 @@ def read_scan(folder: Path) -> NerfstudioScan:
         frames=tuple(folder / e["file"] for e in entries),
         depths=tuple(folder / e["depth"] for e in with_depth),
         intrinsics=intr,
+        distortion=distortion,
         poses=np.stack([e["pose"] for e in entries]),
     )
 
@@ -113,9 +118,7 @@ def _frame(source: str, meta: dict[str, Any], k: int, frame: Any) -> dict[str, A
     depth = frame.get("depth_file_path")
     if depth is not None and (not isinstance(depth, str) or not depth):
         raise MetasimInputError(source, [f"{where}.depth_file_path: expected a path"])
-    values: dict[str, Any] = {
-        k: frame.get(k, meta.get(k)) for k in INTRINSIC_KEYS + DISTORTION_KEYS
-    }
+    values: dict[str, Any] = {k: frame.get(k, meta.get(k)) for k in CAMERA_KEYS}
     missing = [key for key in INTRINSIC_KEYS if not _number(values[key])]
     if missing:
         raise MetasimInputError(
@@ -126,22 +129,22 @@ def _frame(source: str, meta: dict[str, Any], k: int, frame: Any) -> dict[str, A
             ],
             HINT,
         )
-    distorted = [key for key in DISTORTION_KEYS if values[key] not in (None, 0, 0.0)]
-    if distorted:
+    bad = [k for k in DISTORTION_KEYS if values[k] is not None and not _number(values[k])]
+    if bad or values["k4"] not in (None, 0, 0.0):
         raise MetasimInputError(
             source,
             [
-                f"{where}: distortion {', '.join(f'{k}={values[k]}' for k in distorted)}: "
-                "metasim recon takes undistorted (pinhole) images, expected 0"
+                f"{where}: distortion {', '.join(f'{k}={values[k]!r}' for k in bad or ['k4'])}: "
+                "expected numbers k1, k2, k3, p1, p2 (OpenCV's model) and k4 = 0"
             ],
-            "Undistort the images first (e.g. COLMAP's image_undistorter) and set them to 0",
+            "k4 belongs to fisheye models: undistort the images to a pinhole camera first",
         )
     return {
         "file": file,
         "depth": depth,
         "where": where,
         "pose": _pose(source, where, frame.get("transform_matrix")),
-        "camera": tuple(float(values[key]) for key in INTRINSIC_KEYS),
+        "camera": tuple(float(values[key] or 0.0) for key in CAMERA_KEYS),
     }
 
 
@@ -175,15 +178,18 @@ def _pose(source: str, where: str, matrix: Any) -> np.ndarray:
     return pose
 
 
-def _one_camera(source: str, entries: list[dict[str, Any]]) -> Intrinsics:
-    """The shared intrinsics (OpenCV pixel centres); every frame must have the same."""
+def _one_camera(
+    source: str, entries: list[dict[str, Any]]
+) -> tuple[Intrinsics, tuple[float, ...] | None]:
+    """The shared intrinsics (OpenCV pixel centres) and distortion (k1, k2, p1, p2, k3, or
+    None when all 0); every frame must have the same."""
     first = entries[0]["camera"]
     for e in entries[1:]:
         if not np.allclose(e["camera"], first, rtol=1e-6, atol=1e-9):
             diff = [
                 f"{k}={b} (not {a})"
-                for k, a, b in zip(INTRINSIC_KEYS, first, e["camera"], strict=True)
-                if not math.isclose(a, b, rel_tol=1e-6)
+                for k, a, b in zip(CAMERA_KEYS, first, e["camera"], strict=True)
+                if not math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
             ]
             raise MetasimInputError(
                 source,
@@ -192,12 +198,13 @@ def _one_camera(source: str, entries: list[dict[str, Any]]) -> Intrinsics:
                     f"every frame with the intrinsics of {entries[0]['where']}"
                 ],
             )
-    fx, fy, cx, cy, w, h = first
+    fx, fy, cx, cy, w, h, k1, k2, k3, _, p1, p2 = first
     if min(fx, fy, w, h) <= 0 or w != int(w) or h != int(h):
         raise MetasimInputError(
             source, ["fl_x, fl_y must be > 0 and w, h whole numbers of pixels > 0"]
         )
-    return Intrinsics(fx, fy, cx - 0.5, cy - 0.5, int(w), int(h))
+    distortion = (k1, k2, p1, p2, k3) if any((k1, k2, k3, p1, p2)) else None
+    return Intrinsics(fx, fy, cx - 0.5, cy - 0.5, int(w), int(h)), distortion
 
 
 def _exists(source: str, path: Path, field: str) -> None:

@@ -25,6 +25,7 @@ from metasim.recon.layout import build_layout, layout_stats, write_scene
 from metasim.recon.quality import compare_png, psnr, render_scene
 from metasim.recon.scale import resolve_scale
 from metasim.recon.stereo import stereo_depths
+from metasim.recon.undistort import undistort_source
 
 Tick = Callable[[], None]
 
@@ -92,6 +93,7 @@ def reconstruct(source: Path, out: Path, opts: ReconOptions | None = None) -> di
     src = inp.detect(source)
     out.mkdir(parents=True, exist_ok=True)
     cache = StageCache(out)
+    src = undistort_source(src, cache.path("undistorted"))  # lens distortion, if declared
     bar = _Progress(opts.quiet)
     report: dict[str, Any] = {"input": str(source), "kind": src.kind, "format": src.format}
     report["options"] = asdict(opts)
