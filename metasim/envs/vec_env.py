@@ -231,7 +231,9 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         stable = np.isfinite(np.add.reduce(kin.qpos, axis=1))
         unstable = ~stable
         contacts = self.handler.contacts() if self.task.needs_contacts else None
-        view = TaskView(kin, self._init_body_pos, contacts)
+        # Success reads one physics state: the poses of the state whose contacts these are
+        # (the last substep's), as LIBERO's done after robosuite's env.step reads them.
+        view = TaskView(self.handler.step_kinematics(), self._init_body_pos, contacts)
         success = self.task.success(view) & stable
         self._progress = np.maximum(self._progress, self.task.progress(view, success))
         terminated = success
