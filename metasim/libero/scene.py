@@ -281,9 +281,8 @@ def _fixtures(problem: BddlProblem, facts: ArenaFacts) -> list[dict[str, Any]]:
 
 
 def _fixture_placement(region: BddlRegion, facts: ArenaFacts) -> dict[str, Any]:
-    """LIBERO's fixture sampler for `region` (bddl_base_domain's MultiRegionRandomSampler,
-    no boundary margin, no rejection): its rectangles moved by the workspace offset, yaw
-    within the region's `yaw_rotation`."""
+    """LIBERO's fixture sampler for `region` (MultiRegionRandomSampler, no margin, no
+    rejection): its rectangles moved by the workspace offset, its `yaw_rotation`."""
     dx, dy = facts.offset[0], facts.offset[1]
     rects = [(x0 + dx, y0 + dy, x1 + dx, y1 + dy) for x0, y0, x1, y1 in region.ranges]
     return {"regions": rects, "yaw_low": min(region.yaw_rotation),
@@ -384,7 +383,8 @@ def init_state_index(episode: int, n_states: int = 50) -> int:
 
 
 def task_view(data: mujoco.MjData) -> TaskView:
-    """A one-env TaskView (B = 1) of `data`, contacts included, for LIBERO's predicates."""
+    """A one-env TaskView (B = 1) of `data` as it is (nothing recomputed), contacts
+    included, for LIBERO's predicates (see `goal_holds`)."""
     kin = Kinematics(
         data.qpos[None].copy(),
         data.qvel[None].copy(),
@@ -397,6 +397,7 @@ def task_view(data: mujoco.MjData) -> TaskView:
 
 
 def goal_holds(compiled: CompiledScene, data: mujoco.MjData) -> bool:
-    """Whether the task's success predicate holds in `data` (after mj_forward)."""
+    """Whether the task's success predicate holds in `data`: after mj_forward, of that
+    one state; right after mj_step, as LIBERO's `_check_success` reads robosuite's data."""
     fn = compile_predicate(compiled.scene.task.success, compiled)
     return bool(fn(task_view(data))[0])
