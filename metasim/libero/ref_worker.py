@@ -9,7 +9,7 @@ reply is {"ok": true, ...} or {"ok": false, "error": "..."}. Arrays travel as
 
 Commands: tasks(suite) · load(suite, task, size, cameras) · reset(init, seed) ·
 step(actions (T, 7), render) · render · state · xml · controller · record(actions) · bench(steps) ·
-model · close.
+model · check_success(qpos, qvel) · close.
 """
 
 from __future__ import annotations
@@ -282,6 +282,19 @@ class Worker:
     def state(self) -> dict[str, Any]:
         return {"state": self.snapshot(render=False), "controller": self.controller()}
 
+    def check_success(
+        self, qpos: list[float] | None = None, qvel: list[float] | None = None
+    ) -> dict[str, Any]:
+        """LIBERO's `_check_success()` on the current data, or first on (qpos, qvel) set
+        into it and `sim.forward()` (poses and contacts of that one state); the env keeps
+        that state."""
+        sim = self.env.env.sim
+        if qpos is not None:
+            sim.data.qpos[:] = np.asarray(qpos, dtype=np.float64)
+            sim.data.qvel[:] = 0.0 if qvel is None else np.asarray(qvel, dtype=np.float64)
+            sim.forward()
+        return {"success": bool(self.env.env._check_success())}
+
     def xml(self) -> dict[str, Any]:
         return {"xml": self.env.env.sim.model.get_xml()}
 
@@ -325,6 +338,7 @@ def main() -> None:
         "model": worker.model,
         "bench": worker.bench,
         "record": worker.record,
+        "check_success": worker.check_success,
         "controller": lambda: {"controller": worker.controller()},
     }
     proto.write(json.dumps({"ok": True, "ready": True}) + "\n")

@@ -242,6 +242,15 @@ class ReferenceSim:
         acts = np.asarray(actions, dtype=np.float64).reshape(-1, 7)
         return dict(self.call("record", actions=acts.tolist()))
 
+    def check_success(self, qpos: np.ndarray | None = None, qvel: np.ndarray | None = None) -> bool:
+        """LIBERO's `_check_success()`: on the current state, or on (qpos (nq,), qvel
+        (nv,)) set first with `sim.forward()` (the env keeps that state)."""
+        args: dict[str, Any] = {}
+        if qpos is not None:
+            args["qpos"] = np.asarray(qpos, dtype=np.float64).tolist()
+            args["qvel"] = None if qvel is None else np.asarray(qvel, dtype=np.float64).tolist()
+        return bool(self.call("check_success", **args)["success"])
+
     def bench(self, steps: int = 50) -> np.ndarray:
         """Seconds per env.step (T,), timed inside the worker on smooth random actions."""
         return np.asarray(self.call("bench", steps=steps)["seconds"])

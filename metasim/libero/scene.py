@@ -6,9 +6,10 @@ the compiled model's joints.
 asset packages, with facts from LIBERO's problem classes (libero/libero/envs/problems,
 arenas, robots): the arena XML of the problem class with robosuite's table edits, the
 Panda mounted where LIBERO puts it, each object as robosuite keeps it (the `object` body,
-free), each fixture fixed at the centre of its placement region (LIBERO samples it inside
-that region, usually a 2 cm square, at reset), LIBERO's region sites, and the cameras
-`agentview` and `robot0_eye_in_hand` at LIBERO's poses.
+free), each fixture fixed at the centre of its placement region and re-placed inside
+that region (usually a 2 cm square) at every reset as LIBERO does (`placement`, drawn
+per episode seed), LIBERO's region sites, and the cameras `agentview` and
+`robot0_eye_in_hand` at LIBERO's poses.
 """
 
 from __future__ import annotations
@@ -286,9 +287,19 @@ def _fixtures(problem: BddlProblem, facts: ArenaFacts) -> list[dict[str, Any]]:
         z = facts.offset[2] + facts.z_offset - _bottom_z(cat)
         out.append(
             {"type": "mjcf", "name": inst, "file": str(assets.model_xml(cat)),
-             "body": "object", "pos": (x, y, z), "quat": _yaw_quat(region)}
+             "body": "object", "pos": (x, y, z), "quat": _yaw_quat(region),
+             "placement": _fixture_placement(region, facts)}
         )  # fmt: skip
     return out
+
+
+def _fixture_placement(region: BddlRegion, facts: ArenaFacts) -> dict[str, Any]:
+    """LIBERO's fixture sampler for `region` (MultiRegionRandomSampler, no margin, no
+    rejection): its rectangles moved by the workspace offset, its `yaw_rotation`."""
+    dx, dy = facts.offset[0], facts.offset[1]
+    rects = [(x0 + dx, y0 + dy, x1 + dx, y1 + dy) for x0, y0, x1, y1 in region.ranges]
+    return {"regions": rects, "yaw_low": min(region.yaw_rotation),
+            "yaw_high": max(region.yaw_rotation)}  # fmt: skip
 
 
 def _objects(problem: BddlProblem, facts: ArenaFacts) -> list[dict[str, Any]]:
@@ -385,7 +396,8 @@ def init_state_index(episode: int, n_states: int = 50) -> int:
 
 
 def task_view(data: mujoco.MjData) -> TaskView:
-    """A one-env TaskView (B = 1) of `data`, contacts included, for LIBERO's predicates."""
+    """A one-env TaskView (B = 1) of `data` as it is (nothing recomputed), contacts
+    included, for LIBERO's predicates (see `goal_holds`)."""
     kin = Kinematics(
         data.qpos[None].copy(),
         data.qvel[None].copy(),
@@ -398,6 +410,7 @@ def task_view(data: mujoco.MjData) -> TaskView:
 
 
 def goal_holds(compiled: CompiledScene, data: mujoco.MjData) -> bool:
-    """Whether the task's success predicate holds in `data` (after mj_forward)."""
+    """Whether the task's success predicate holds in `data`: after mj_forward, of that
+    one state; right after mj_step, as LIBERO's `_check_success` reads robosuite's data."""
     fn = compile_predicate(compiled.scene.task.success, compiled)
     return bool(fn(task_view(data))[0])
