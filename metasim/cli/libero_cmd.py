@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from metasim.cli import libero_xcheck_cmd
+
 
 def add_parser(verbs: Any) -> None:
     """Add the `libero` verb and its sub-verb `parity` to the `metasim` parser's `verbs`."""
@@ -28,6 +30,7 @@ def add_parser(verbs: Any) -> None:
     par.add_argument("--seed", type=int, default=0, help="seeds the actions and env.reset")
     par.add_argument("--json", action="store_true", help="print the summary as JSON")
     par.add_argument("--frames", metavar="DIR", help="write both first agentview frames as PNG")
+    libero_xcheck_cmd.add_parser(sub)
 
 
 def _rows(steps: int) -> list[int]:
@@ -85,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
     from metasim.libero import parity
     from metasim.libero.reference import RefSimError
 
+    if args.libero_verb == "xcheck":
+        return libero_xcheck_cmd.run(args)
     parity.check_args(args.suite, args.task, args.init, args.steps)
     try:
         result = parity.run_parity(args.suite, args.task, args.init, args.steps, args.seed)

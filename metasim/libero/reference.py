@@ -236,6 +236,25 @@ class ReferenceSim:
         acts = np.asarray(actions, dtype=np.float64).reshape(-1, 7)
         return dict(self.call("record", actions=acts.tolist()))
 
+    def set_state(self, qpos: np.ndarray, qvel: np.ndarray) -> dict[str, Any]:
+        """Set the physics state qpos (nq,), qvel (nv,) as LIBERO's `set_init_state` does
+        (flattened state, `sim.forward()`; the controller untouched). Returns the state
+        (keys as `step`'s, without the T axis)."""
+        q = np.asarray(qpos, dtype=np.float64).reshape(-1).tolist()
+        v = np.asarray(qvel, dtype=np.float64).reshape(-1).tolist()
+        return dict(self.call("set_state", qpos=q, qvel=v)["state"])
+
+    def goal(self) -> bool:
+        """LIBERO's goal check of the current state (`env._check_success()`)."""
+        return bool(self.call("goal")["success"])
+
+    def place_fixtures(self, poses: dict[str, np.ndarray]) -> dict[str, Any]:
+        """Put fixture root bodies (reference body names, children of the world) at world
+        poses (7,) = position, quaternion w x y z; returns the state after `sim.forward()`.
+        Use after `reset` to start from another simulator's fixture placement."""
+        plain = {k: np.asarray(v, dtype=np.float64).reshape(7).tolist() for k, v in poses.items()}
+        return dict(self.call("place_fixtures", poses=plain)["state"])
+
     def bench(self, steps: int = 50) -> np.ndarray:
         """Seconds per env.step (T,), timed inside the worker on smooth random actions."""
         return np.asarray(self.call("bench", steps=steps)["seconds"])

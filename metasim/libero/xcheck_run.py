@@ -1,0 +1,255 @@
+"""`metasim libero xcheck` runs: episodes replayed in LIBERO or a policy run closed-loop
+in LIBERO itself, appended to `<out>/xcheck.jsonl`, and the per-task summary with the
+paired interval on the success-rate difference (`<out>/xcheck_summary.json`).
+
+Closed loop in the reference (`mode="closed_loop"`): LIBERO's env is the world; a shadow
+metasim env of the same task (fixtures where LIBERO's reset put them) is set to the
+reference's qpos/qvel after every step (by joint name, the init-state map) and builds the
+observation metasim's policies expect: state from the synced model, camera images
+rendered by metasim from the synced state (not LIBERO's frames). The policy's actions,
+converted as in `run_task`, go to LIBERO; the settle steps come first, as on both sides
+of a replay. The episode ends at LIBERO's first success or the suite's step limit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.evaluate.rollout import camera_views, converter_for, policy_context
+from metasim.evaluate.spec import RolloutSpec
+from metasim.libero.parity import place_fixtures
+from metasim.libero.reference import ReferenceSim
+from metasim.libero.scene import LiberoTask, init_state_map, load_task
+from metasim.libero.xcheck import (
+    RELEASE_STEPS,
+    Comparison,
+    MetasimEpisode,
+    Replay,
+    compare,
+    episode_to_json,
+    goal_objects,
+    load_done,
+    replay,
+    run_metasim,
+)
+from metasim.policies.base import make_policy
+from metasim.scene.compile import compile_scene
+from metasim.stats.intervals import success_interval
+from metasim.stats.paired import PairedTable, paired_difference_interval
+
+JSONL, SUMMARY = "xcheck.jsonl", "xcheck_summary.json"
+
+
+class ClosedLoop:
+    """A policy driving the reference env through a shadow metasim env (module doc)."""
+
+    def __init__(self, task: LiberoTask, spec: RolloutSpec) -> None:
+        if spec.ensemble is not None:
+            raise ValueError("closed-loop xcheck executes chunks; temporal ensembling is not run")
+        self.task, self.spec = task, spec
+        self.compiled = compile_scene(task.scene)  # its fixtures move to LIBERO's placement
+        self.mapping = init_state_map(task.problem, self.compiled)
+        self.convert = converter_for(self.compiled, spec.actions)
+        self.env = MetasimVectorEnv(
+            self.compiled, 1, action_space=self.convert.env_space, autoreset=False,
+            cameras=camera_views(self.compiled, spec.observation),
+        )  # fmt: skip
+        ctx = policy_context(self.env, self.convert.env_space, spec.options)
+        self.policy = make_policy(spec.policy, ctx)
+        self.env.add_views(self.policy.views)
+        self.objects = goal_objects(task)
+
+    def _sync(self, qpos: np.ndarray, qvel: np.ndarray) -> dict[str, Any]:
+        """Set the shadow env to the reference's state; its observation of it."""
+        state = self.env.handler.get_state()
+        state.qpos[0, self.mapping.qpos_index] = qpos
+        state.qvel[0, self.mapping.qvel_index] = qvel
+        self.env.handler.set_state(state)
+        return self.env.observe()
+
+    def _action(self, obs: dict[str, Any], chunk: list[np.ndarray]) -> np.ndarray:
+        """The next env-space action (7,): from the current chunk, asking for a new one
+        when it is used up (`spec.execute` actions of each, or all of it)."""
+        if not chunk:
+            raw = np.asarray(self.policy.act(obs, np.array([0])), dtype=np.float64)[0]
+            chunk.extend(raw[: self.spec.execute or len(raw)])
+        now = chunk.pop(0)[None]
+        state = {} if self.convert.identity else self.env.robot_state()
+        return np.asarray(self.convert(now, state))[0]
+
+    def run(self, ref: ReferenceSim, info: dict[str, Any], init: int, seed: int) -> Replay:
+        """One closed-loop episode from init state `init`, LIBERO's reset seeded `seed`."""
+        start, _ = ref.reset(init=init, seed=seed)
+        place_fixtures(self.compiled.model, info["fixtures"], info["bodies"], start)
+        self.env.reset(options={"env_ids": [0], "seeds": [seed], "episodes": [init]})
+        obs = self._sync(start["qpos"], start["qvel"])
+        self.policy.reset(self.compiled.scene.task.instruction)
+        settle = self.compiled.scene.task.settle_steps
+        hold = self.env.controller.settle_action(1)[0] if settle else None
+        rows = {n: info["bodies"].index(info["objects"][n]) for n in self.objects}
+        chunk: list[np.ndarray] = []
+        eef, objs, success = [], [], []
+        for t in range(self.compiled.max_steps):
+            action = hold if hold is not None and t < settle else self._action(obs, chunk)
+            step = ref.step(action[None])
+            eef.append(step["eef_pos"][0])
+            objs.append([step["body_xpos"][0, i] for i in rows.values()])
+            success.append(bool(step["success"][0]))
+            if success[-1]:
+                break
+            obs = self._sync(step["qpos"][0], step["qvel"][0])
+        arr = np.array(objs).reshape(len(objs), len(rows), 3)
+        return Replay(
+            eef=np.array(eef),
+            objects={n: arr[:, i] for i, n in enumerate(rows)},
+            success=np.array(success),
+            start_objects={n: start["body_xpos"][i] for n, i in rows.items()},
+        )
+
+    def close(self) -> None:
+        self.policy.close()
+        self.env.close()
+
+
+def _append(path: Path, c: Comparison) -> None:
+    with path.open("a") as f:
+        f.write(episode_to_json(c) + "\n")
+
+
+def run_xcheck(
+    tasks: list[tuple[str, int]],
+    inits: list[int],
+    spec: RolloutSpec,
+    out: Path,
+    closed_loop: bool = False,
+    release: int = RELEASE_STEPS,
+    ref: ReferenceSim | None = None,
+    on_episode: Callable[[Comparison], None] | None = None,
+) -> dict[str, Any]:
+    """Cross-check `spec`'s policy on every (task, init): replays, and with `closed_loop`
+    LIBERO closed-loop runs too; resumes from `<out>/xcheck.jsonl`; returns (and writes)
+    the summary."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / JSONL
+    done = load_done(path)
+    modes = ["replay", "closed_loop"] if closed_loop else ["replay"]
+    own = ref is None
+    sim = ReferenceSim() if ref is None else ref
+    try:
+        for suite, task in tasks:
+            todo = [k for k in inits if any((suite, task, k, m) not in done for m in modes)]
+            if not todo:
+                continue
+            info = sim.load(suite, task, cameras=False)
+            loop = ClosedLoop(load_task(f"libero:{suite}/{task}"), spec) if closed_loop else None
+            try:
+                for ep in run_metasim(suite, task, todo, spec):
+                    for c in _check(sim, info, ep, loop, release, done):
+                        _append(path, c)
+                        done[c.key()] = c
+                        if on_episode is not None:
+                            on_episode(c)
+            finally:
+                if loop is not None:
+                    loop.close()
+    finally:
+        if own:
+            sim.close()
+    wanted = {(s, t, k, m) for s, t in tasks for k in inits for m in modes}
+    summary = summarize([c for key, c in done.items() if key in wanted])
+    (out / SUMMARY).write_text(_json(summary))
+    return summary
+
+
+def _check(
+    ref: ReferenceSim,
+    info: dict[str, Any],
+    ep: MetasimEpisode,
+    loop: ClosedLoop | None,
+    release: int,
+    done: dict[tuple[str, int, int, str], Comparison],
+) -> list[Comparison]:
+    """The comparisons of one metasim episode that `done` does not hold yet."""
+    out = []
+    if (ep.suite, ep.task, ep.init, "replay") not in done:
+        start = time.perf_counter()
+        c = compare(ep, replay(ref, info, ep, release))
+        c.seconds = {"reference": round(time.perf_counter() - start, 2)}
+        out.append(c)
+    if loop is not None and (ep.suite, ep.task, ep.init, "closed_loop") not in done:
+        start = time.perf_counter()
+        rep = loop.run(ref, info, ep.init, ep.seed)
+        c = replace(compare(ep, rep), mode="closed_loop")
+        c.seconds = {"reference": round(time.perf_counter() - start, 2)}
+        out.append(c)
+    return out
+
+
+def summarize(comparisons: list[Comparison]) -> dict[str, Any]:
+    """Per mode and task (and pooled): n, metasim and reference success rates (Wilson
+    95%), the paired difference metasim - reference with Newcombe's paired 95% interval,
+    the reference's rate once the hand may open, and the disagreements by cause."""
+    out: dict[str, Any] = {}
+    for mode in sorted({c.mode for c in comparisons}):
+        rows = [c for c in comparisons if c.mode == mode]
+        tasks = sorted({(c.suite, c.task) for c in rows})
+        per = {f"{s}/{t}": _task_summary([c for c in rows if (c.suite, c.task) == (s, t)])
+               for s, t in tasks}  # fmt: skip
+        out[mode] = {"tasks": per, "pooled": _task_summary(rows)}
+    return out
+
+
+def _task_summary(rows: list[Comparison]) -> dict[str, Any]:
+    ms = [c.metasim_success for c in rows]
+    rs = [c.reference_success for c in rows]
+    table = PairedTable.of(ms, rs)
+    n = table.n
+    causes: dict[str, int] = {}
+    for c in rows:
+        if c.cause != "agree":
+            causes[c.cause] = causes.get(c.cause, 0) + 1
+    rate = lambda k: {"rate": k / n if n else 0.0, "ci95": list(success_interval(k, n))}  # noqa: E731
+    return {
+        "n": n,
+        "metasim": rate(sum(ms)),
+        "reference": rate(sum(rs)),
+        "reference_with_release": rate(sum(c.reference_success_with_release for c in rows)),
+        "difference": table.difference,
+        "difference_ci95_paired": list(paired_difference_interval(table)),
+        "table": asdict(table),
+        "causes": causes,
+        "metasim_successes_also_reference": f"{table.a}/{table.a + table.b}",
+    }
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, indent=2)
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """A readable table: one row per task and mode, then the causes of disagreement."""
+    lines = [
+        f"{'mode':<12} {'task':<20} {'n':>3} {'metasim':>8} {'LIBERO':>7} {'+release':>8} "
+        f"{'diff [95% paired]':>24}  ms->LIBERO"
+    ]
+    for mode, block in summary.items():
+        for name, s in [*block["tasks"].items(), ("pooled", block["pooled"])]:
+            lo, hi = s["difference_ci95_paired"]
+            lines.append(
+                f"{mode:<12} {name:<20} {s['n']:>3} {s['metasim']['rate']:>8.2f} "
+                f"{s['reference']['rate']:>7.2f} {s['reference_with_release']['rate']:>8.2f} "
+                f"{s['difference']:>+8.2f} [{lo:+.2f}, {hi:+.2f}]   "
+                f"{s['metasim_successes_also_reference']}"
+            )
+        for cause, k in block["pooled"]["causes"].items():
+            lines.append(f"  {mode}: {k} x {cause}")
+    return "\n".join(lines)
