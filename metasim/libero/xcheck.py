@@ -198,7 +198,10 @@ def replay(ref: ReferenceSim, info: dict[str, Any], ep: MetasimEpisode, release:
 @dataclass
 class Comparison:
     """One episode on both sides (JSON-able): outcomes, first success steps (1-based,
-    settle steps counted), distances in metres and the disagreement's cause."""
+    settle steps counted; `reference_release_step`: the release step at which LIBERO's
+    goal first held, when it did not within the actions), distances in metres between
+    the two runs (end effector; the worst goal object) at their max and at the end,
+    `part_step` the first step they were PART_M apart, and the disagreement's cause."""
 
     suite: str
     task: int
@@ -217,6 +220,7 @@ class Comparison:
     part_step: int | None
     cause: str
     error: str | None = None
+    reference_release_step: int | None = None
     mode: str = "replay"
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -238,7 +242,8 @@ def compare(ep: MetasimEpisode, rep: Replay) -> Comparison:
         suite=ep.suite, task=ep.task, init=ep.init, seed=ep.seed, steps=ep.steps,
         metasim_success=ep.success, reference_success=ref_ok,
         reference_success_with_release=with_release, metasim_success_step=ep.success_step,
-        reference_success_step=ref_step, eef_max_m=float(eef.max(initial=0.0)),
+        reference_success_step=ref_step, reference_release_step=rep.release_success_step,
+        eef_max_m=float(eef.max(initial=0.0)),
         eef_end_m=float(eef[-1]) if len(eef) else 0.0, object_max_m=float(obj.max(initial=0.0)),
         object_end_m=float(obj[-1]) if len(obj) else 0.0,
         part_step=int(apart[0]) + 1 if len(apart) else None,
