@@ -1,5 +1,6 @@
 """`metasim libero xcheck (--policy NAME [policy.key=value ...] | --run DIR) --tasks
-SUITE/INDEX ... --inits SPEC [--closed-loop] [--out DIR] [--release N] [--json]`:
+SUITE/INDEX ... --inits SPEC [--closed-loop] [--out DIR] [--release N] [--shard I/N]
+[--json]`:
 does a policy's metasim success mean a LIBERO success? (metasim.libero.xcheck)."""
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def add_parser(sub: Any) -> None:
     x.add_argument("--out", help="folder of xcheck.jsonl (resumable) and xcheck_summary.json")
     x.add_argument("--release", type=int, default=20, help="release steps after the actions")
     x.add_argument("--json", action="store_true", help="print the summary as JSON")
+    x.add_argument("--shard", default="0/1", metavar="I/N", help="run pairs j with j %% N == I")
 
 
 def parse_inits(text: str) -> list[int]:
@@ -47,6 +49,14 @@ def parse_inits(text: str) -> list[int]:
     if not out:
         raise MetasimInputError("--inits", [f"{text!r} names no init state"])
     return sorted(set(out))
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """'I/N' -> (I, N) with 0 <= I < N."""
+    i, _, n = text.partition("/")
+    if not (i.isdigit() and n.isdigit() and int(i) < int(n)):
+        raise MetasimInputError("--shard", [f"{text!r}: expected I/N with 0 <= I < N"])
+    return int(i), int(n)
 
 
 def parse_tasks(refs: list[str], inits: list[int]) -> list[tuple[str, int]]:
@@ -90,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
     if not (args.tasks or run_tasks):
         raise MetasimInputError("--tasks", ["name the tasks, e.g. --tasks libero_spatial/0"])
     tasks = parse_tasks(args.tasks or run_tasks, inits)
+    shard = parse_shard(args.shard)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     out = Path(args.out or f"runs/xcheck-{stamp}")
 
@@ -102,8 +113,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         summary = run_xcheck(
-            tasks, inits, spec, out, args.closed_loop, args.release, on_episode=report
-        )
+            tasks, inits, spec, out, args.closed_loop, args.release, on_episode=report,
+            shard=shard,
+        )  # fmt: skip
     except RefSimError as exc:
         sys.stderr.write(f"error: the LIBERO reference simulator failed: {exc}\n")
         return 1

@@ -14,7 +14,7 @@ of a replay. The episode ends at LIBERO's first success or the suite's step limi
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -132,40 +132,71 @@ def run_xcheck(
     release: int = RELEASE_STEPS,
     ref: ReferenceSim | None = None,
     on_episode: Callable[[Comparison], None] | None = None,
+    shard: tuple[int, int] = (0, 1),
 ) -> dict[str, Any]:
     """Cross-check `spec`'s policy on every (task, init): replays, and with `closed_loop`
     LIBERO closed-loop runs too; resumes from `<out>/xcheck.jsonl`; returns (and writes)
-    the summary."""
+    the summary of every requested pair the file holds. `shard` (i, n) runs only pair
+    number j (task-major order) with j % n == i, so n processes can share one folder."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / JSONL
     done = load_done(path)
     modes = ["replay", "closed_loop"] if closed_loop else ["replay"]
-    own = ref is None
-    sim = ReferenceSim() if ref is None else ref
+    todo = _todo(tasks, inits, modes, done, shard)
+    sim = (ref or ReferenceSim()) if todo else None
     try:
-        for suite, task in tasks:
-            todo = [k for k in inits if any((suite, task, k, m) not in done for m in modes)]
-            if not todo:
-                continue
-            info = sim.load(suite, task, cameras=False)
-            loop = ClosedLoop(load_task(f"libero:{suite}/{task}"), spec) if closed_loop else None
-            try:
-                for ep in run_metasim(suite, task, todo, spec):
-                    for c in _check(sim, info, ep, loop, release, done):
-                        _append(path, c)
-                        done[c.key()] = c
-                        if on_episode is not None:
-                            on_episode(c)
-            finally:
-                if loop is not None:
-                    loop.close()
+        for (suite, task), ks in todo.items():
+            assert sim is not None
+            for c in _task_checks(sim, suite, task, ks, spec, closed_loop, release, done):
+                _append(path, c)
+                done[c.key()] = c
+                if on_episode is not None:
+                    on_episode(c)
     finally:
-        if own:
+        if ref is None and sim is not None:
             sim.close()
+    done = {**load_done(path), **done}  # what other shards appended meanwhile
     wanted = {(s, t, k, m) for s, t in tasks for k in inits for m in modes}
     summary = summarize([c for key, c in done.items() if key in wanted])
     (out / SUMMARY).write_text(_json(summary))
     return summary
+
+
+def _todo(
+    tasks: list[tuple[str, int]],
+    inits: list[int],
+    modes: list[str],
+    done: dict[tuple[str, int, int, str], Comparison],
+    shard: tuple[int, int],
+) -> dict[tuple[str, int], list[int]]:
+    """(suite, task) -> the inits of this shard that miss a mode in `done`."""
+    out: dict[tuple[str, int], list[int]] = {}
+    pairs = [(s, t, k) for s, t in tasks for k in inits]
+    for j, (s, t, k) in enumerate(pairs):
+        if j % shard[1] == shard[0] and any((s, t, k, m) not in done for m in modes):
+            out.setdefault((s, t), []).append(k)
+    return out
+
+
+def _task_checks(
+    ref: ReferenceSim,
+    suite: str,
+    task: int,
+    inits: list[int],
+    spec: RolloutSpec,
+    closed_loop: bool,
+    release: int,
+    done: dict[tuple[str, int, int, str], Comparison],
+) -> Iterator[Comparison]:
+    """The comparisons of one task's `inits` that `done` does not hold, as they finish."""
+    info = ref.load(suite, task, cameras=False)
+    loop = ClosedLoop(load_task(f"libero:{suite}/{task}"), spec) if closed_loop else None
+    try:
+        for ep in run_metasim(suite, task, inits, spec):
+            yield from _check(ref, info, ep, loop, release, done)
+    finally:
+        if loop is not None:
+            loop.close()
 
 
 def _check(

@@ -184,3 +184,32 @@ def test_recorded_start_is_metasims_reset() -> None:
     compiled = compile_scene(task.scene)
     for name, pose in ep.fixtures.items():
         assert np.allclose(pose[:3], compiled.model.body(name).pos)
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--tasks", "libero_nope/0"], "not a LIBERO suite"),
+        (["--tasks", "libero_spatial/12"], "out of range"),
+        (["--tasks", "libero_spatial/0", "--inits", "0-60"], "init states 0..49"),
+        (["--tasks", "libero_spatial/0", "--inits", "a-b"], "--inits"),
+        (["--tasks", "libero_spatial/0", "--shard", "2/2"], "--shard"),
+    ],
+)
+def test_bad_input_exits_2_with_one_paragraph(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from metasim.cli.main import main
+
+    assert main(["libero", "xcheck", "--policy", "libero_expert", *argv]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_needs_exactly_one_policy_source(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from metasim.cli.main import main
+
+    assert main(["libero", "xcheck", "--tasks", "libero_spatial/0"]) == 2
+    assert "exactly one of --policy or --run" in capsys.readouterr().err
+    assert main(["libero", "xcheck", "--run", str(tmp_path), "--tasks", "libero_spatial/0"]) == 2
+    assert "no manifest.json" in capsys.readouterr().err
