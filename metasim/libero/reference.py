@@ -11,6 +11,9 @@ from. Rendering uses EGL (MUJOCO_GL=egl).
         state, ctrl = ref.reset(init=3)            # env.reset(); env.set_init_state(init[3])
         steps = ref.step(actions, render=True)     # actions (T, 7) -> arrays (T, ...)
         xml = ref.xml()                            # env.env.sim.model.get_xml()
+        ref.place_fixtures({body: pose7})          # fixture root bodies moved, forward
+        ref.set_state(qpos, qvel)                  # LIBERO's set_init_state path
+        ok = ref.goal()                            # env._check_success()
 """
 
 from __future__ import annotations

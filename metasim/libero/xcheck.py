@@ -44,6 +44,7 @@ RELEASE_STEPS = 20  # steps of [0]*6 + [-1] the reference may take after the act
 PART_M = 0.01  # the two runs have parted once the eef or a goal object is 1 cm apart
 MOVED_M = 0.01  # an object "moved" once it left its start by 1 cm
 LIFT_M = 0.02  # ... was lifted once it rose 2 cm
+LATE_STEPS = 2  # LIBERO's goal holding this few steps after the actions: a timing offset
 
 
 @dataclass
@@ -265,14 +266,19 @@ def object_fate(path: np.ndarray, start: np.ndarray) -> str:
 
 
 def classify(ep: MetasimEpisode, rep: Replay) -> str:
-    """The cause of a disagreement ('agree' when both sides agree), from the failing
-    side's moved object (`object_fate`) or LIBERO succeeding only once the hand opens."""
+    """The cause of a disagreement ('agree' when both sides agree): LIBERO's goal held
+    at most LATE_STEPS release steps after the actions (a timing offset: the object came
+    to rest a step later), or later, once the hand had opened; else the failing side's
+    moved object (`object_fate`)."""
     ref_ok = bool(rep.success.any())
     if ep.success == ref_ok:
         return "agree"
     moved = next(iter(ep.objects), None)
     if ep.success:
-        if rep.release_success_step is not None:
+        late = rep.release_success_step
+        if late is not None and late <= LATE_STEPS:
+            return f"LIBERO success {LATE_STEPS} steps later at most"
+        if late is not None:
             return f"LIBERO success within {rep.release_steps} release steps"
         if moved is None:
             return "LIBERO failure"

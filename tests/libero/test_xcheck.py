@@ -147,6 +147,8 @@ def test_object_fate_and_classify() -> None:
     assert classify(ep, rep) == "LIBERO: object dropped"
     rep.release_steps, rep.release_success_step = 20, 3
     assert classify(ep, rep) == "LIBERO success within 20 release steps"
+    rep.release_success_step = 1
+    assert classify(ep, rep) == "LIBERO success 2 steps later at most"
     ep.success = False
     assert classify(ep, rep) == "agree"  # both failed within the recorded actions
 
