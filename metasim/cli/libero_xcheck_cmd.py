@@ -26,7 +26,12 @@ def add_parser(sub: Any) -> None:
     x.add_argument("--policy", help="a policy config (policies/<name>.yaml), e.g. libero_expert")
     x.add_argument("--run", metavar="DIR", help="a run folder of `metasim eval`: its policy")
     x.add_argument("overrides", nargs="*", help="config overrides, e.g. policy.execute=5")
-    x.add_argument("--tasks", nargs="+", metavar="SUITE/INDEX", help="e.g. libero_spatial/0")
+    x.add_argument(
+        "--tasks",
+        nargs="+",
+        metavar="SUITE/I",
+        help="libero_spatial/0, libero_object/2-4, libero_goal (all)",
+    )
     x.add_argument("--inits", default="0-4", help="init states: '0-4', '0,3,7' (default 0-4)")
     x.add_argument("--closed-loop", action="store_true", help="also run the policy in LIBERO")
     x.add_argument("--out", help="folder of xcheck.jsonl (resumable) and xcheck_summary.json")
@@ -60,18 +65,24 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def parse_tasks(refs: list[str], inits: list[int]) -> list[tuple[str, int]]:
-    """['libero_spatial/0', ...] -> [(suite, index)], each checked with its inits."""
+    """['libero_spatial/0', 'libero_object/2-4', 'libero_goal'] -> [(suite, index)]: one
+    task, a range, or every task of the suite; each checked with its inits."""
+    from metasim.libero import paths
     from metasim.libero.parity import check_args
 
     out = []
     for ref in refs:
         suite, _, index = ref.removeprefix("libero:").partition("/")
-        if not index.isdigit():
-            raise MetasimInputError("--tasks", [f"{ref!r}: expected SUITE/INDEX"])
-        for k in (min(inits), max(inits)):
-            check_args(suite, int(index), k, 1)
-        out.append((suite, int(index)))
-    return out
+        check_args(suite, 0, 0, 1)  # the suite itself first
+        lo, _, hi = index.partition("-")
+        if index and not (lo.isdigit() and (hi or lo).isdigit()):
+            raise MetasimInputError("--tasks", [f"{ref!r}: expected SUITE, SUITE/I or SUITE/I-J"])
+        ids = range(int(lo), int(hi or lo) + 1) if index else range(len(paths.suite_tasks(suite)))
+        for task in ids:
+            for k in (min(inits), max(inits)):
+                check_args(suite, task, k, 1)
+            out.append((suite, task))
+    return list(dict.fromkeys(out))
 
 
 def rollout_spec(args: argparse.Namespace) -> tuple[Any, list[str]]:
