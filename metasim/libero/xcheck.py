@@ -37,7 +37,13 @@ from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.libero import assets
 from metasim.libero.reference import ReferenceSim
-from metasim.libero.scene import InitStateMap, LiberoTask, init_state_map, load_task
+from metasim.libero.scene import (
+    SETTLE_STEPS,
+    InitStateMap,
+    LiberoTask,
+    init_state_map,
+    load_task,
+)
 from metasim.scene.compile import CompiledScene, compile_scene
 
 RELEASE_STEPS = 20  # steps of [0]*6 + [-1] the reference may take after the actions
@@ -236,6 +242,7 @@ def compare(ep: MetasimEpisode, rep: Replay) -> Comparison:
     gaps = [np.linalg.norm(ep.objects[n][:t] - rep.objects[n][:t], axis=1) for n in ep.objects]
     obj = np.max(gaps, axis=0) if gaps else np.zeros(t)
     apart = np.flatnonzero((eef > PART_M) | (obj > PART_M))
+    part = int(apart[0]) + 1 if len(apart) else None
     ref_ok = bool(rep.success.any())
     ref_step = int(np.argmax(rep.success)) + 1 if ref_ok else None
     with_release = ref_ok or rep.release_success_step is not None
@@ -247,15 +254,16 @@ def compare(ep: MetasimEpisode, rep: Replay) -> Comparison:
         eef_max_m=float(eef.max(initial=0.0)),
         eef_end_m=float(eef[-1]) if len(eef) else 0.0, object_max_m=float(obj.max(initial=0.0)),
         object_end_m=float(obj[-1]) if len(obj) else 0.0,
-        part_step=int(apart[0]) + 1 if len(apart) else None,
-        cause=classify(ep, rep), error=ep.error,
+        part_step=part,
+        cause=classify(ep, rep, part), error=ep.error,
     )  # fmt: skip
 
 
 def object_fate(path: np.ndarray, start: np.ndarray) -> str:
     """What happened to the moved object on the side that failed: path (T, 3) after each
-    step, start (3,) its position before the first. 'not reached' (it never left its
-    start), 'object dropped' (lifted, then ended low again), else 'placed off target'."""
+    step, start (3,) where it was when the policy took over. 'not reached' (it never left
+    that place), 'object dropped' (lifted, then ended low again), else 'placed off
+    target'."""
     moved = np.linalg.norm(path - start, axis=1).max(initial=0.0)
     if moved < MOVED_M:
         return "not reached"
@@ -265,28 +273,36 @@ def object_fate(path: np.ndarray, start: np.ndarray) -> str:
     return "placed off target"
 
 
-def classify(ep: MetasimEpisode, rep: Replay) -> str:
+def _fate(path: np.ndarray, start: np.ndarray, settle: int) -> str:
+    """`object_fate` of the policy's part of `path` (T, 3): after the `settle` steps,
+    from where the object rested then (`start` (3,) when nothing settled)."""
+    if 0 < settle < len(path):
+        return object_fate(path[settle:], path[settle - 1])
+    return object_fate(path, start)
+
+
+def classify(ep: MetasimEpisode, rep: Replay, part_step: int | None = None) -> str:
     """The cause of a disagreement ('agree' when both sides agree): LIBERO's goal held
     at most LATE_STEPS release steps after the actions (a timing offset: the object came
     to rest a step later), or later, once the hand had opened; else the failing side's
-    moved object (`object_fate`)."""
+    moved object after the settle steps (`object_fate`), prefixed 'parted while
+    settling' when the runs were already PART_M apart before the policy acted (objects
+    that drop into place from an init state may come to rest elsewhere)."""
     ref_ok = bool(rep.success.any())
     if ep.success == ref_ok:
         return "agree"
-    moved = next(iter(ep.objects), None)
-    if ep.success:
-        late = rep.release_success_step
-        if late is not None and late <= LATE_STEPS:
+    late = rep.release_success_step
+    if ep.success and late is not None:
+        if late <= LATE_STEPS:
             return f"LIBERO success {LATE_STEPS} steps later at most"
-        if late is not None:
-            return f"LIBERO success within {rep.release_steps} release steps"
-        if moved is None:
-            return "LIBERO failure"
-        return "LIBERO: " + object_fate(rep.objects[moved], rep.start_objects[moved])
+        return f"LIBERO success within {rep.release_steps} release steps"
+    moved = next(iter(ep.objects), None)
+    side, path = ("LIBERO", rep.objects) if ep.success else ("metasim", ep.objects)
     if moved is None:
-        return "metasim failure"
-    start = rep.start_objects[moved]  # the same start on both sides
-    return "metasim: " + object_fate(ep.objects[moved], start)
+        return f"{side} failure"
+    fate = _fate(path[moved], rep.start_objects[moved], SETTLE_STEPS)  # same start on both
+    settling = part_step is not None and part_step <= SETTLE_STEPS
+    return f"{'parted while settling; ' if settling else ''}{side}: {fate}"
 
 
 def episode_to_json(c: Comparison) -> str:

@@ -139,11 +139,21 @@ def test_object_fate_and_classify() -> None:
     assert object_fate(still, start) == "not reached"
     assert object_fate(dropped, start) == "object dropped"
     assert object_fate(aside, start) == "placed off target"
+    settle = libero_scene.SETTLE_STEPS
+    # The object drops 5 cm into place during the settle steps, then lies still: the
+    # policy never moved it ("not reached"), the settle-step drop is not counted.
+    falling = np.tile(start, (settle, 1))
+    falling[:, 2] += 0.05 - 0.05 * np.arange(1, settle + 1) / settle
+    rest = np.vstack([falling, still])
     ep = MetasimEpisode(
-        SUITE, TASK, 0, 0, True, 4, None, np.zeros((4, 7)), np.zeros(1), np.zeros(1), {},
-        np.zeros((4, 3)), {"bowl": still[:4]},
+        SUITE, TASK, 0, 0, True, len(rest), None, np.zeros((len(rest), 7)), np.zeros(1),
+        np.zeros(1), {}, np.zeros((len(rest), 3)), {"bowl": rest},
     )  # fmt: skip
-    rep = Replay(np.zeros((4, 3)), {"bowl": dropped}, np.zeros(4, bool), {"bowl": start})
+    rep = Replay(np.zeros((len(rest), 3)), {"bowl": rest}, np.zeros(len(rest), bool),
+                 {"bowl": falling[0]})  # fmt: skip
+    assert classify(ep, rep) == "LIBERO: not reached"
+    assert classify(ep, rep, part_step=4) == "parted while settling; LIBERO: not reached"
+    rep.objects = {"bowl": np.vstack([rest[:settle], rest[settle - 1] + dropped - start])}
     assert classify(ep, rep) == "LIBERO: object dropped"
     rep.release_steps, rep.release_success_step = 20, 3
     assert classify(ep, rep) == "LIBERO success within 20 release steps"
