@@ -177,6 +177,7 @@ class Replay:
     start_objects: dict[str, np.ndarray]
     release_steps: int = 0
     release_success_step: int | None = None
+    shadow_success: np.ndarray | None = None  # (T,) closed loop: metasim's check, same states
 
 
 def replay(ref: ReferenceSim, info: dict[str, Any], ep: MetasimEpisode, release: int) -> Replay:
@@ -208,7 +209,10 @@ class Comparison:
     settle steps counted; `reference_release_step`: the release step at which LIBERO's
     goal first held, when it did not within the actions), distances in metres between
     the two runs (end effector; the worst goal object) at their max and at the end,
-    `part_step` the first step they were PART_M apart, and the disagreement's cause."""
+    `part_step` the first step they were PART_M apart, and the disagreement's cause.
+    Closed loop only, `metasim_check_step`: the first step at which metasim's success
+    predicate held on LIBERO's own state (the shadow env): the two goal checks compared on
+    identical states."""
 
     suite: str
     task: int
@@ -228,6 +232,7 @@ class Comparison:
     cause: str
     error: str | None = None
     reference_release_step: int | None = None
+    metasim_check_step: int | None = None
     mode: str = "replay"
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -251,12 +256,20 @@ def compare(ep: MetasimEpisode, rep: Replay) -> Comparison:
         metasim_success=ep.success, reference_success=ref_ok,
         reference_success_with_release=with_release, metasim_success_step=ep.success_step,
         reference_success_step=ref_step, reference_release_step=rep.release_success_step,
+        metasim_check_step=_first(rep.shadow_success),
         eef_max_m=float(eef.max(initial=0.0)),
         eef_end_m=float(eef[-1]) if len(eef) else 0.0, object_max_m=float(obj.max(initial=0.0)),
         object_end_m=float(obj[-1]) if len(obj) else 0.0,
         part_step=part,
         cause=classify(ep, rep, part), error=ep.error,
     )  # fmt: skip
+
+
+def _first(flags: np.ndarray | None) -> int | None:
+    """1-based index of the first True in `flags` (T,), None when none (or no flags)."""
+    if flags is None or not np.any(flags):
+        return None
+    return int(np.argmax(flags)) + 1
 
 
 def object_fate(path: np.ndarray, start: np.ndarray) -> str:

@@ -43,6 +43,7 @@ from metasim.policies.base import make_policy
 from metasim.scene.compile import compile_scene
 from metasim.stats.intervals import success_interval
 from metasim.stats.paired import PairedTable, paired_difference_interval
+from metasim.tasks.predicates import TaskView
 
 JSONL, SUMMARY = "xcheck.jsonl", "xcheck_summary.json"
 
@@ -84,33 +85,43 @@ class ClosedLoop:
         state = {} if self.convert.identity else self.env.robot_state()
         return np.asarray(self.convert(now, state))[0]
 
+    def _goal(self, start_body_pos: np.ndarray) -> bool:
+        """metasim's success predicate on the synced (the reference's) state."""
+        kin = self.env.handler.kinematics()
+        contacts = self.env.handler.contacts() if self.env.task.needs_contacts else None
+        return bool(self.env.task.success(TaskView(kin, start_body_pos, contacts))[0])
+
     def run(self, ref: ReferenceSim, info: dict[str, Any], init: int, seed: int) -> Replay:
-        """One closed-loop episode from init state `init`, LIBERO's reset seeded `seed`."""
+        """One closed-loop episode from init state `init`, LIBERO's reset seeded `seed`.
+        `Replay.shadow_success` (T,): metasim's goal check on LIBERO's state each step."""
         start, _ = ref.reset(init=init, seed=seed)
         place_fixtures(self.compiled.model, info["fixtures"], info["bodies"], start)
         self.env.reset(options={"env_ids": [0], "seeds": [seed], "episodes": [init]})
         obs = self._sync(start["qpos"], start["qvel"])
+        start_body_pos = self.env.handler.kinematics().body_pos.copy()
         self.policy.reset(self.compiled.scene.task.instruction)
         settle = self.compiled.scene.task.settle_steps
         hold = self.env.controller.settle_action(1)[0] if settle else None
         rows = {n: info["bodies"].index(info["objects"][n]) for n in self.objects}
         chunk: list[np.ndarray] = []
-        eef, objs, success = [], [], []
+        eef, objs, success, shadow = [], [], [], []
         for t in range(self.compiled.max_steps):
             action = hold if hold is not None and t < settle else self._action(obs, chunk)
             step = ref.step(action[None])
             eef.append(step["eef_pos"][0])
             objs.append([step["body_xpos"][0, i] for i in rows.values()])
             success.append(bool(step["success"][0]))
+            obs = self._sync(step["qpos"][0], step["qvel"][0])
+            shadow.append(self._goal(start_body_pos))
             if success[-1]:
                 break
-            obs = self._sync(step["qpos"][0], step["qvel"][0])
         arr = np.array(objs).reshape(len(objs), len(rows), 3)
         return Replay(
             eef=np.array(eef),
             objects={n: arr[:, i] for i, n in enumerate(rows)},
             success=np.array(success),
             start_objects={n: start["body_xpos"][i] for n, i in rows.items()},
+            shadow_success=np.array(shadow),
         )
 
     def close(self) -> None:
@@ -257,7 +268,24 @@ def _task_summary(rows: list[Comparison]) -> dict[str, Any]:
         "table": asdict(table),
         "causes": causes,
         "metasim_successes_also_reference": f"{table.a}/{table.a + table.b}",
+        **_check_agreement(rows),
     }
+
+
+def _check_agreement(rows: list[Comparison]) -> dict[str, Any]:
+    """Closed loop: how often metasim's goal check on LIBERO's own states agrees with
+    LIBERO's (both held at some step, or neither), and the largest gap in steps between
+    their first successes."""
+    loop = [c for c in rows if c.mode == "closed_loop"]
+    if not loop:
+        return {}
+    agree = sum((c.metasim_check_step is not None) == c.reference_success for c in loop)
+    gaps = [
+        abs(c.metasim_check_step - c.reference_success_step)
+        for c in loop
+        if c.metasim_check_step is not None and c.reference_success_step is not None
+    ]
+    return {"goal_checks_agree": f"{agree}/{len(loop)}", "goal_check_max_gap": max(gaps, default=0)}
 
 
 def _json(value: Any) -> str:
@@ -283,4 +311,11 @@ def format_summary(summary: dict[str, Any]) -> str:
             )
         for cause, k in block["pooled"]["causes"].items():
             lines.append(f"  {mode}: {k} x {cause}")
+        if "goal_checks_agree" in block["pooled"]:
+            p = block["pooled"]
+            lines.append(
+                f"  {mode}: metasim's goal check on LIBERO's states agrees with LIBERO's in "
+                f"{p['goal_checks_agree']} (first successes at most {p['goal_check_max_gap']} "
+                "steps apart)"
+            )
     return "\n".join(lines)
