@@ -178,11 +178,15 @@ class Replay:
     release_steps: int = 0
     release_success_step: int | None = None
     shadow_success: np.ndarray | None = None  # (T,) closed loop: metasim's check, same states
+    error: str | None = None  # closed loop: why the policy stopped early (it raised)
 
 
 def replay(ref: ReferenceSim, info: dict[str, Any], ep: MetasimEpisode, release: int) -> Replay:
     """Replay `ep` in the loaded reference task (`info` from `ReferenceSim.load`) from
     metasim's reset (module doc)."""
+    if not len(ep.actions):  # the policy failed before the first step: nothing to replay
+        none = {n: np.zeros((0, 3)) for n in ep.objects}
+        return Replay(np.zeros((0, 3)), none, np.zeros(0, bool), none)
     ref.reset(init=ep.init, seed=0)
     roots = info["fixtures"]
     ref.place_fixtures({roots[n]: p for n, p in ep.fixtures.items() if n in roots})
@@ -261,7 +265,7 @@ def compare(ep: MetasimEpisode, rep: Replay) -> Comparison:
         eef_end_m=float(eef[-1]) if len(eef) else 0.0, object_max_m=float(obj.max(initial=0.0)),
         object_end_m=float(obj[-1]) if len(obj) else 0.0,
         part_step=part,
-        cause=classify(ep, rep, part), error=ep.error,
+        cause=classify(ep, rep, part), error=ep.error or rep.error,
     )  # fmt: skip
 
 

@@ -105,8 +105,13 @@ class ClosedLoop:
         rows = {n: info["bodies"].index(info["objects"][n]) for n in self.objects}
         chunk: list[np.ndarray] = []
         eef, objs, success, shadow = [], [], [], []
+        error = None
         for t in range(self.compiled.max_steps):
-            action = hold if hold is not None and t < settle else self._action(obs, chunk)
+            try:
+                action = hold if hold is not None and t < settle else self._action(obs, chunk)
+            except Exception as exc:  # the policy failed: the episode fails, the run goes on
+                error = f"policy error: {type(exc).__name__}: {exc}"
+                break
             step = ref.step(action[None])
             eef.append(step["eef_pos"][0])
             objs.append([step["body_xpos"][0, i] for i in rows.values()])
@@ -121,7 +126,8 @@ class ClosedLoop:
             objects={n: arr[:, i] for i, n in enumerate(rows)},
             success=np.array(success),
             start_objects={n: start["body_xpos"][i] for n, i in rows.items()},
-            shadow_success=np.array(shadow),
+            shadow_success=np.array(shadow, dtype=bool),
+            error=error,
         )
 
     def close(self) -> None:
