@@ -2,11 +2,13 @@
 in LIBERO itself, appended to `<out>/xcheck.jsonl`, and the per-task summary with the
 paired interval on the success-rate difference (`<out>/xcheck_summary.json`).
 
-Closed loop in the reference (`mode="closed_loop"`): LIBERO's env is the world; a shadow
-metasim env of the same task (fixtures where LIBERO's reset put them) is set to the
-reference's qpos/qvel after every step (by joint name, the init-state map) and builds the
-observation metasim's policies expect: state from the synced model, camera images
-rendered by metasim from the synced state (not LIBERO's frames). The policy's actions,
+Closed loop in the reference (`mode="closed_loop"`): LIBERO's env is the world, started
+from the metasim episode's reset as a replay is (LIBERO's own fixture placement is not
+reproducible: two resets with one seed place them up to 1.6 cm apart); a shadow metasim
+env of the same task is set to the reference's qpos/qvel after every step (by joint
+name, the init-state map) and builds the observation metasim's policies expect: state
+from the synced model, camera images rendered by metasim from the synced state (not
+LIBERO's frames). The policy's actions,
 converted as in `run_task`, go to LIBERO; the settle steps come first, as on both sides
 of a replay. The episode ends at LIBERO's first success or the suite's step limit.
 """
@@ -24,7 +26,6 @@ import numpy as np
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.rollout import camera_views, converter_for, policy_context
 from metasim.evaluate.spec import RolloutSpec
-from metasim.libero.parity import place_fixtures
 from metasim.libero.reference import ReferenceSim
 from metasim.libero.scene import LiberoTask, init_state_map, load_task
 from metasim.libero.xcheck import (
@@ -91,12 +92,19 @@ class ClosedLoop:
         contacts = self.env.handler.contacts() if self.env.task.needs_contacts else None
         return bool(self.env.task.success(TaskView(kin, start_body_pos, contacts))[0])
 
-    def run(self, ref: ReferenceSim, info: dict[str, Any], init: int, seed: int) -> Replay:
-        """One closed-loop episode from init state `init`, LIBERO's reset seeded `seed`.
-        `Replay.shadow_success` (T,): metasim's goal check on LIBERO's state each step."""
-        start, _ = ref.reset(init=init, seed=seed)
-        place_fixtures(self.compiled.model, info["fixtures"], info["bodies"], start)
-        self.env.reset(options={"env_ids": [0], "seeds": [seed], "episodes": [init]})
+    def run(self, ref: ReferenceSim, info: dict[str, Any], ep: MetasimEpisode) -> Replay:
+        """One closed-loop episode from metasim's reset of `ep` (its init state, fixture
+        poses and start state, as a replay starts). `Replay.shadow_success` (T,):
+        metasim's goal check on LIBERO's state after each step."""
+        ref.reset(init=ep.init, seed=0)
+        roots = info["fixtures"]
+        ref.place_fixtures({roots[n]: p for n, p in ep.fixtures.items() if n in roots})
+        start = ref.set_state(ep.qpos, ep.qvel)
+        model = self.compiled.model
+        for name, pose in ep.fixtures.items():
+            body = model.body(name).id
+            model.body_pos[body], model.body_quat[body] = pose[:3], pose[3:]
+        self.env.reset(options={"env_ids": [0], "seeds": [ep.seed], "episodes": [ep.init]})
         obs = self._sync(start["qpos"], start["qvel"])
         start_body_pos = self.env.handler.kinematics().body_pos.copy()
         self.policy.reset(self.compiled.scene.task.instruction)
@@ -233,7 +241,7 @@ def _check(
         out.append(c)
     if loop is not None and (ep.suite, ep.task, ep.init, "closed_loop") not in done:
         start = time.perf_counter()
-        rep = loop.run(ref, info, ep.init, ep.seed)
+        rep = loop.run(ref, info, ep)
         c = replace(compare(ep, rep), mode="closed_loop")
         c.seconds = {"reference": round(time.perf_counter() - start, 2)}
         out.append(c)
