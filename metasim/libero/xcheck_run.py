@@ -10,7 +10,9 @@ name, the init-state map) and builds the observation metasim's policies expect: 
 from the synced model, camera images rendered by metasim from the synced state (not
 LIBERO's frames). The policy's actions,
 converted as in `run_task`, go to LIBERO; the settle steps come first, as on both sides
-of a replay. The episode ends at LIBERO's first success or the suite's step limit.
+of a replay. The episode ends LATE_STEPS steps after LIBERO's first success (so that
+metasim's goal check, evaluated on the synced state every step, may hold a step later
+too) or at the suite's step limit.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from metasim.evaluate.spec import RolloutSpec
 from metasim.libero.reference import ReferenceSim
 from metasim.libero.scene import LiberoTask, init_state_map, load_task
 from metasim.libero.xcheck import (
+    LATE_STEPS,
     RELEASE_STEPS,
     Comparison,
     MetasimEpisode,
@@ -126,8 +129,8 @@ class ClosedLoop:
             success.append(bool(step["success"][0]))
             obs = self._sync(step["qpos"][0], step["qvel"][0])
             shadow.append(self._goal(start_body_pos))
-            if success[-1]:
-                break
+            if any(success[: len(success) - LATE_STEPS]):
+                break  # LATE_STEPS past LIBERO's success: metasim's check may hold a step later
         arr = np.array(objs).reshape(len(objs), len(rows), 3)
         return Replay(
             eef=np.array(eef),
