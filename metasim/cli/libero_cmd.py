@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from metasim.cli import libero_xcheck_cmd
+
 
 def add_parser(verbs: Any) -> None:
     """Add the `libero` verb and its sub-verb `parity` to the `metasim` parser's `verbs`."""
@@ -43,6 +45,7 @@ def _add_modeldiff(sub: Any) -> None:
     md.add_argument("--task", type=int, required=True, help="task index in LIBERO's order")
     md.add_argument("--init", type=int, default=0, help="init state the reference resets to")
     md.add_argument("--json", action="store_true", help="print the summary as JSON")
+    libero_xcheck_cmd.add_parser(sub)
 
 
 def _rows(steps: int) -> list[int]:
@@ -102,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.libero_verb == "modeldiff":
         return run_modeldiff(args)
+    if args.libero_verb == "xcheck":
+        return libero_xcheck_cmd.run(args)
     parity.check_args(args.suite, args.task, args.init, args.steps)
     try:
         result = parity.run_parity(args.suite, args.task, args.init, args.steps, args.seed)

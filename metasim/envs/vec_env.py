@@ -139,6 +139,9 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self._build_spaces()
         # Actions waiting out the latency: (latency, B, action_dim), oldest first.
         self._pending = np.zeros((self.noise.action_latency, num_envs, self.controller.dim))
+        # (B, dim) the actions the last `step` applied to the controller, after runtime
+        # action noise and latency (what `run_task`'s `on_applied` hook reports).
+        self.applied_actions = np.zeros((num_envs, self.controller.dim))
 
     def add_views(self, views: Sequence[CameraView]) -> None:
         """Render these camera views too from the next observation on."""
@@ -248,6 +251,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self, actions: Any
     ) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         actions = self._perturb_actions(self._to_numpy(actions))
+        self.applied_actions = actions.copy()
         kin = self.handler.kinematics()
         jac = self.handler.site_jacobian(self.compiled.index.ee_site)
         self._ctrl = self.controller.to_ctrl(actions, kin, jac, self._ctrl)
@@ -297,6 +301,11 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         )
 
     # ------------------------------------------------------------ observations
+
+    def observe(self) -> dict[str, Any]:
+        """The observation of the envs' current state (e.g. after `handler.set_state`):
+        what `reset` and `step` return as their first item."""
+        return self._observe()
 
     def robot_state(self, kin: Kinematics | None = None) -> dict[str, np.ndarray]:
         """The robot's true proprioception (B, ...): joint_pos, joint_vel, gripper opening
