@@ -76,17 +76,25 @@ def _capped(vec: np.ndarray, cap: np.ndarray | float) -> np.ndarray:
 
 
 def _path_tops(
-    center: np.ndarray, half: np.ndarray, held: int, start: np.ndarray, end: np.ndarray
+    center: np.ndarray,
+    half: np.ndarray,
+    held: int | None,
+    start: np.ndarray,
+    end: np.ndarray,
+    reach: np.ndarray | float = 0.10,
 ) -> np.ndarray:
-    """(B,) highest top of the objects other than `held` that lie within 10 cm of the
-    x-y segment start -> end (B, 2) the held object travels (-inf if none)."""
+    """(B,) highest top of the boxes (centres, halves (B, k, 3)) other than `held` that
+    lie within `reach` (B,) of the x-y segment start -> end (B, 2) the held object
+    travels (-inf if none)."""
     seg = end - start
     t = np.einsum("bnj,bj->bn", center[:, :, :2] - start[:, None], seg)
     t = np.clip(t / np.maximum(np.einsum("bj,bj->b", seg, seg), 1e-9)[:, None], 0.0, 1.0)
     nearest = start[:, None] + t[:, :, None] * seg[:, None]
     dist = np.linalg.norm(center[:, :, :2] - nearest, axis=2) - half[:, :, :2].max(axis=2)
-    tops = np.where(dist < 0.10, center[:, :, 2] + half[:, :, 2], -np.inf)
-    tops[:, held] = -np.inf
+    near = dist < np.reshape(reach, (-1, 1))
+    tops = np.where(near, center[:, :, 2] + half[:, :, 2], -np.inf)
+    if held is not None:
+        tops[:, held] = -np.inf
     return np.asarray(tops.max(axis=1))
 
 
@@ -271,15 +279,13 @@ class LiberoExpert:
         if done.any():
             self.hold[done] = obj_pos[done] - ee[done]
             self.grip_h[done] = (ee[:, 2] - bottom)[done]
-            fix_c, fix_h = world_aabb(fixtures)
-            path_top = _path_tops(
-                np.concatenate([center, fix_c], axis=1),
-                np.concatenate([half, fix_h], axis=1),
-                i,
-                center[:, i, :2],
-                goal_xy,
-            )
             radius = half[:, i, :2].max(axis=1)
+            # Over the objects near the path, and the fixture geoms the object would
+            # touch on its way (a drawer's front wall).
+            path_top = np.maximum(
+                _path_tops(center, half, i, center[:, i, :2], goal_xy),
+                _path_tops(*world_aabb(fixtures), None, center[:, i, :2], goal_xy, radius + 0.02),
+            )
             self.escape[done] = overhang_escape(center[:, i], radius, fixtures)[done]
             lift_to = np.maximum.reduce([clear + 0.05, path_top + 0.03, bottom + 0.06])
             self.carry_z[done] = (ee[:, 2] + lift_to - bottom)[done]

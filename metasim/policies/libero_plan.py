@@ -29,8 +29,9 @@ GRIPPER_SPAN = 0.074  # widest object side the open Panda gripper (8 cm) closes 
 FINGER_BELOW = 0.0135  # the fingers' lowest point below the grip site (robosuite's Panda)
 PALM_ABOVE = 0.049  # the hand's lowest point (the fingers' roots) above the grip site
 RIM_INSET = 0.006  # from a wide object's outer edge to where the fingers pinch its wall
-SIDES = 32  # candidate sides of a wide object's wall to pinch
+SIDES = 16  # candidate sides of a wide object's wall to pinch
 PINCH_WIDTHS = (0.05, 0.035)  # narrower finger openings a cramped wall is approached with (m)
+WALL_ROOM = 0.02  # a grasp this far from every fixture geom is clear of the fixtures (m)
 NARROWER = 0.003  # each narrower opening counts as this much less room (m)
 
 
@@ -195,7 +196,8 @@ def rim_side(
     centre and the index (B,) of the finger opening (`around.clearance.widths`) to
     approach with. Of `n` directions and the openings, the one with the most room (up to
     4 cm) around the gripper: its outer finger from the other objects' boxes, and the
-    gripper's geoms from the fixtures' (`GripClearance`: a drawer's walls); each
+    gripper's geoms from the fixtures' (`GripClearance`: a drawer's walls; `WALL_ROOM`
+    or more counts as all the room there is); each
     narrower opening counts `NARROWER` less room. Facing the robot's base (x-y `base_xy`
     (2,)), turned by `turn` (B,) rad (a retry pinches another side), counts up to 1 cm
     more where there are 2 cm of room, less where there is less."""
@@ -216,7 +218,8 @@ def rim_side(
         finger = center[:, None, :2] + (radius[:, None, None] + width / 2 + 0.005) * u[None]
         clear = _object_clearance(finger, around.objects, z)
         walls = around.clearance(grip, closing, around.fixture_pos, k)
-        room = np.minimum(clear, walls)
+        # Fixtures 2 cm away or more leave the choice to the objects and the robot.
+        room = np.minimum(clear, np.where(walls >= WALL_ROOM, 0.04, walls))
         # Facing the robot counts for up to 1 cm of room, fading out below 2 cm of room.
         tie = 0.01 * facing * np.clip(room / 0.02, 0.0, 1.0)
         scores.append(room + tie - NARROWER * k)
