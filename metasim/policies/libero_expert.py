@@ -95,7 +95,7 @@ def _path_tops(
     tops = np.where(near, center[:, :, 2] + half[:, :, 2], -np.inf)
     if held is not None:
         tops[:, held] = -np.inf
-    return np.asarray(tops.max(axis=1))
+    return np.asarray(tops.max(axis=1, initial=-np.inf))
 
 
 def robot_base_xy(ctx: PolicyContext) -> np.ndarray:
