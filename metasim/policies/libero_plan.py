@@ -19,7 +19,6 @@ import numpy as np
 from metasim.errors import MetasimInputError
 from metasim.policies.base import PolicyContext
 from metasim.policies.libero_clearance import GripClearance
-from metasim.rotations import quat_to_mat
 from metasim.scene.schema import AllOf
 from metasim.scene.schema_libero import RestingOn, SiteIn, SiteOn
 from metasim.tasks.predicates import body_extent
@@ -129,15 +128,6 @@ def place_goal(ctx: PolicyContext) -> PlaceGoal:
         site=ctx.fixture_sites.index(args.site),
         site_half=site_half_world(ctx, args.site),
     )
-
-
-def world_box(
-    pos: np.ndarray, quat: np.ndarray, center: np.ndarray, half: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """World axis-aligned box of a body's collision boxes: pos (B, 3), quat (B, 4) wxyz,
-    center/half (3,) in the body frame -> (centre (B, 3), half (B, 3), rotation (B, 3, 3))."""
-    rot = quat_to_mat(quat)
-    return pos + rot @ center, np.abs(rot) @ half, rot
 
 
 @dataclass(frozen=True)
