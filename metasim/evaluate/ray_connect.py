@@ -56,7 +56,7 @@ def token_mode_if_available(address: str | None) -> Iterator[None]:
     if address is None or AUTH_MODE in os.environ or token_source() is None:
         yield
         return
-    from ray._raylet import Config  # the ray==2.60.0 pin; tests/evaluate/test_ray_cluster.py
+    from ray._raylet import Config  # type: ignore[attr-defined]  # ray==2.60.0 pin, tested
 
     os.environ[AUTH_MODE] = "token"
     _refresh(Config)
@@ -68,7 +68,7 @@ def token_mode_if_available(address: str | None) -> Iterator[None]:
 
 
 def _chain_text(exc: BaseException) -> str:
-    parts = []
+    parts: list[str] = []
     seen: BaseException | None = exc
     while seen is not None and len(parts) < 8:
         parts.append(f"{type(seen).__name__}: {seen}")
@@ -80,7 +80,7 @@ def connect_error(target: str | None, exc: BaseException) -> MetasimInputError:
     """The one-paragraph error for a failed `ray.init(address=target)`."""
     text = _chain_text(exc)
     if not any(m in text for m in _AUTH_MARKERS):
-        first = text.splitlines()[0] if text else type(exc).__name__
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
         return MetasimInputError(
             "executor=ray", [f"cannot reach the Ray cluster at {target!r}: {first}"]
         )

@@ -42,7 +42,8 @@ EVAL="python -m metasim.cli eval executor=ray ray_address=127.0.0.1:6379 shard_e
 
 # The README's steps after a local Ray run (which leaves ~/.ray/auth_token behind).
 README_CLUSTER = """
-python -c "import ray; ray.init(num_cpus=1, include_dashboard=False, _temp_dir='$T/l'); ray.shutdown()"
+python -c "import ray; ray.init(num_cpus=1, include_dashboard=False, _temp_dir='$T/l')
+ray.shutdown()"
 test -s ~/.ray/auth_token || { echo "no token after a local Ray run"; exit 3; }
 ray get-auth-token --generate >/dev/null          # once, on the head (keeps an existing one)
 export RAY_AUTH_MODE=token                         # on every node and for metasim eval
@@ -56,13 +57,15 @@ assert alive == ['127.0.0.1'] * 2, alive" || exit 6
 $EVAL $ARGS out=$T/ray
 """
 
-# A head with one token; the driver's machine holds another (a stale local one), then the
-# head's token in RAY_AUTH_TOKEN. RAY_AUTH_MODE stays unset for the driver.
+# A head with one token; the driver's machine holds another (as a local Ray run leaves),
+# then gets the head's token in RAY_AUTH_TOKEN. RAY_AUTH_MODE stays unset for the driver.
 WRONG_THEN_RIGHT = """
 HOME=$T/head ray get-auth-token --generate >/dev/null
-ray get-auth-token --generate >/dev/null          # this machine's own, different token
+mkdir -p ~/.ray && python -c "import secrets; print(secrets.token_hex(32))" > ~/.ray/auth_token
 HOME=$T/head RAY_AUTH_MODE=token ray start --head $HEAD || exit 4
-$EVAL $ARGS out=$T/refused > $T/refused.log 2>&1; echo $? > $T/refused.rc
+# a refusal is final: 3 connection tries (Ray's default is 20, one a second) keep it short
+RAY_NUM_REDIS_GET_RETRIES=3 $EVAL $ARGS out=$T/refused > $T/refused.log 2>&1
+echo $? > $T/refused.rc
 RAY_AUTH_TOKEN=$(cat $T/head/.ray/auth_token) $EVAL $ARGS out=$T/ray
 """
 
