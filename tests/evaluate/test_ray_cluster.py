@@ -141,3 +141,13 @@ def test_wrong_token_is_one_paragraph_and_right_token_runs(short_tmp):
     assert "refused this driver's authentication token" in refused, refused
     assert "RAY_AUTH_TOKEN" in refused and "ray get-auth-token" in refused, refused
     assert _rows(short_tmp / "ray") == _local_rows(short_tmp)
+
+
+def test_token_mode_without_a_token_is_one_paragraph(short_tmp):
+    """RAY_AUTH_MODE=token with no token anywhere: Ray refuses before connecting."""
+    script = "RAY_AUTH_MODE=token $EVAL suite.tasks=[lift_cube] episodes=1 out=$T/o 2>&1\n"
+    done = _run_sandboxed(script, short_tmp, timeout=120)
+    assert done.returncode == 2, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "Traceback" not in done.stdout, done.stdout
+    assert "refused this driver's authentication token" in done.stdout, done.stdout
+    assert "RAY_AUTH_MODE=token; token: no token found" in done.stdout, done.stdout
