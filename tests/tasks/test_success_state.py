@@ -46,10 +46,11 @@ def test_native_step_kinematics_are_the_poses_mj_step_leaves() -> None:
     assert not np.array_equal(step.body_pos, now.body_pos)
 
 
-def _one_substep_scene() -> tuple[CompiledScene, np.ndarray]:
+def _one_substep_scene() -> tuple[CompiledScene, np.ndarray, np.ndarray]:
     """LIBERO's put_the_bowl_on_the_plate (On bowl plate: touching, < 3 cm apart in x-y)
-    with one physics substep per control step, and a state where the bowl rests in the
-    plate 2.9 cm off its centre (settled by MuJoCo from init state 0)."""
+    with one physics substep per control step; a state where the bowl rests in the plate
+    (settled by MuJoCo from init state 0), then moved radially to 2.97 cm off its centre,
+    and that radial direction (2,)."""
     task = load_task("libero:libero_goal/8")
     scene = task.scene.model_copy(
         update={"task": task.scene.task.model_copy(update={"control_hz": 500.0})}
@@ -63,7 +64,11 @@ def _one_substep_scene() -> tuple[CompiledScene, np.ndarray]:
     d.qpos[adr : adr + 3] = d.xpos[m.body(PLATE).id] + (0.0296, 0.0, 0.03)
     mujoco.mj_forward(m, d)
     mujoco.mj_step(m, d, nstep=400)
-    return compiled, np.concatenate([d.qpos, d.qvel])
+    rel = (d.xpos[m.body(BOWL).id] - d.xpos[m.body(PLATE).id])[:2]
+    radial = rel / np.linalg.norm(rel)
+    d.qpos[adr : adr + 2] += radial * (0.0297 - np.linalg.norm(rel))
+    d.qvel[:] = 0.0
+    return compiled, np.concatenate([d.qpos, d.qvel]), radial
 
 
 @pytest.mark.parametrize("num_envs", [1, 2])  # 2: osc_pose steps the envs in lockstep
@@ -72,7 +77,7 @@ def test_success_reads_poses_and_contacts_of_one_state(num_envs: int) -> None:
     4 m/s: within the (only) substep it crosses 3 cm. LIBERO's done (poses and contacts
     as mj_step leaves them) holds; poses after the step with the contacts from before
     do not. The env's success is LIBERO's."""
-    compiled, settled = _one_substep_scene()
+    compiled, settled, radial = _one_substep_scene()
     m = compiled.model
     nq, dof = m.nq, m.jnt_dofadr[m.joint(f"{BOWL}/free").id]
     env = MetasimVectorEnv(
@@ -82,7 +87,7 @@ def test_success_reads_poses_and_contacts_of_one_state(num_envs: int) -> None:
         env.reset(seed=0)
         state = env.handler.get_state()
         state.qpos[:], state.qvel[:] = settled[:nq], settled[nq:]
-        state.qvel[:, dof] = 4.0
+        state.qvel[:, dof : dof + 2] = 4.0 * radial
         state.qacc_warmstart[:] = 0.0
         env.handler.reset(np.arange(num_envs), state)
         before = env.handler.get_state()
@@ -91,7 +96,7 @@ def test_success_reads_poses_and_contacts_of_one_state(num_envs: int) -> None:
         after = env.handler.get_state()
         success = compile_predicate(compiled.scene.task.success, compiled)
         old = TaskView(env.handler.kinematics(), np.zeros(1), env.handler.contacts())
-        assert not success(old).any()  # the old way: the bowl already 3.06 cm out
+        assert not success(old).any()  # the old way: the bowl already 3.04 cm out
         d = mujoco.MjData(m)  # what LIBERO reads: the data as mj_step leaves it
         mujoco.mj_setState(m, d, _flat(m, before, 0), mujoco.mjtState.mjSTATE_INTEGRATION)
         d.ctrl[:] = after.ctrl[0]
@@ -118,7 +123,7 @@ def _flat(m: mujoco.MjModel, state: object, i: int) -> np.ndarray:
 def test_task_view_of_stepped_data_is_one_state() -> None:
     """`task_view` of data right after mj_step reads its poses and contacts as they are
     (state n), as LIBERO's `_check_success` reads sim.data: no kinematics recomputed."""
-    compiled, settled = _one_substep_scene()
+    compiled, settled, _ = _one_substep_scene()
     m = compiled.model
     d = mujoco.MjData(m)
     d.qpos[:], d.qvel[:] = settled[: m.nq], settled[m.nq :]
