@@ -4,7 +4,8 @@
 #   bash scripts/setup.sh --no-run    # install only
 #   bash scripts/setup.sh episodes=20 # install, then eval with Hydra overrides
 # Installs: Debian's Mesa EGL/OSMesa (offscreen rendering), a virtualenv in .venv with
-# metasim and its dev tools, and the CPU build of torch (the [torch] extra).
+# metasim and its dev tools, and torch + torchvision (the [torch] extra: PyPI's CUDA build,
+# which runs on the CPU; the only torchvision whose ops load, see pyproject.toml).
 # METASIM_EXTRAS picks the extras (default: all that the tests exercise:
 # dev,torch,menagerie,mjx,warp,ray,stats,lerobot,recon,libero; METASIM_EXTRAS=dev for a fast core-only install).
 set -euo pipefail
@@ -31,9 +32,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".[${METASIM_EXTRAS:-dev,torch,menagerie,mjx,warp,ray,stats,lerobot,recon,libero}]"
-# LeRobot (policy=lerobot) cannot be a plain extra: every release pins torch<2.11, which
-# would replace the CPU torch 2.13.0 with a multi-GB CUDA build. The script installs it
-# with --no-deps plus exactly what its policy code imports (see the script's comments).
+# LeRobot (policy=lerobot, lerobot-train) cannot be a plain extra: every release pins
+# torch<2.11, which would replace the [torch] pair. The script installs it with --no-deps
+# plus exactly what its code imports, and checks torchvision's ops and LeRobotDataset load.
 if [ -z "${METASIM_EXTRAS:-}" ] || [[ ",${METASIM_EXTRAS}," == *",lerobot,"* ]]; then
   bash scripts/install_lerobot.sh
 fi

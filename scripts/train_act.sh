@@ -16,13 +16,15 @@ DEMOS="${DEMOS:-runs/demos_visual}"
 OUT="${OUT:-runs/act_visual}"
 # One thread: on a shared CPU, 2 torch threads ran 13x slower (14 s/step against 1.1).
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" MKL_NUM_THREADS="${MKL_NUM_THREADS:-1}"
+# Everything is local: LeRobot never asks the Hugging Face hub, nothing logs to wandb.
+export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 WANDB_MODE=disabled
 
 # 1. Demonstrations (resumable: re-running it only adds what is missing).
 $PY -m metasim.cli collect 'suite.tasks=[lift_cube,pick_named]' perturbation=visual \
   episodes="$EPISODES" num_envs=8 image_size=96 out="$DEMOS"
 
 # 2. ACT, images at 96x96 (front + wrist), trained from scratch (no ImageNet download).
-$PY scripts/train_lerobot.py \
+.venv/bin/lerobot-train \
   --dataset.repo_id=metasim/tabletop --dataset.root="$DEMOS" \
   --policy.type=act --policy.device=cpu --policy.push_to_hub=false \
   --policy.pretrained_backbone_weights=null \

@@ -1,5 +1,7 @@
 """`metasim libero parity --suite S --task I --init K [--steps N] [--seed R] [--json]
-[--frames DIR]`: an imported LIBERO task against LIBERO's own simulator."""
+[--frames DIR]`: an imported LIBERO task against LIBERO's own simulator;
+`metasim libero modeldiff --suite S --task I [--init K] [--json]`: its compiled model's
+fields against the reference's."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from metasim.cli import libero_xcheck_cmd
 from metasim.guards import OUT_DIR, SEED, bounded_int, check_out_dir
 
 LIBERO_HORIZON = 1000  # LIBERO's episode horizon (max_steps of its suites), in control steps
@@ -40,6 +43,24 @@ def add_parser(verbs: Any) -> None:
     par.add_argument(
         "--frames", type=OUT_DIR, metavar="DIR", help="write both first agentview frames as PNG"
     )
+    _add_modeldiff(sub)
+
+
+def _add_modeldiff(sub: Any) -> None:
+    md = sub.add_parser(
+        "modeldiff",
+        help="compare every numeric field of the imported task's compiled MjModel with the "
+        "reference's live model, element by element; exit 1 on an unlisted difference",
+    )
+    md.add_argument("--suite", required=True, help="libero_spatial|object|goal|10|90")
+    md.add_argument(
+        "--task", type=bounded_int(0, 999), required=True, help="task index in LIBERO's order"
+    )
+    md.add_argument(
+        "--init", type=bounded_int(0, 9999), default=0, help="init state the reference resets to"
+    )
+    md.add_argument("--json", action="store_true", help="print the summary as JSON")
+    libero_xcheck_cmd.add_parser(sub)
 
 
 def _rows(steps: int) -> list[int]:
@@ -98,6 +119,10 @@ def run(args: argparse.Namespace) -> int:
     from metasim.libero import parity
     from metasim.libero.reference import RefSimError
 
+    if args.libero_verb == "modeldiff":
+        return run_modeldiff(args)
+    if args.libero_verb == "xcheck":
+        return libero_xcheck_cmd.run(args)
     parity.check_args(args.suite, args.task, args.init, args.steps)
     try:
         result = parity.run_parity(args.suite, args.task, args.init, args.steps, args.seed)
@@ -110,3 +135,20 @@ def run(args: argparse.Namespace) -> int:
     summary = result.summary()
     print(json.dumps(summary) if args.json else format_table(summary))
     return 0
+
+
+def run_modeldiff(args: argparse.Namespace) -> int:
+    """Run `metasim libero modeldiff`: exit 0 when every difference is listed, 1 when one is
+    not or the reference simulator cannot run, 2 for bad arguments."""
+    from metasim.libero import modeldiff, parity
+    from metasim.libero.reference import RefSimError
+
+    parity.check_args(args.suite, args.task, args.init, 1)
+    try:
+        result = modeldiff.run_modeldiff(args.suite, args.task, args.init)
+    except RefSimError as exc:
+        sys.stderr.write(f"error: the LIBERO reference simulator failed: {exc}\n")
+        return 1
+    summary = result.summary()
+    print(json.dumps(summary) if args.json else modeldiff.format_diff(summary))
+    return 1 if result.unlisted else 0

@@ -28,7 +28,12 @@ from metasim.scene.compile import CompiledScene, compile_scene
 from metasim.scene.loader import load_scene
 from metasim.scene.schema import Scene
 from metasim.sim import get_backend
-from metasim.sim.base import Kinematics
+from metasim.sim.base import Kinematics, ModelEdit
+from metasim.tasks.fixture_placement import (
+    FixturePoses,
+    nominal_fixture_poses,
+    sample_fixture_poses,
+)
 from metasim.tasks.predicates import TaskView
 from metasim.tasks.task import TaskRuntime
 
@@ -129,9 +134,14 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self._init_body_pos = np.zeros((num_envs, self.compiled.model.nbody, 3))
         self._ctrl = np.zeros((num_envs, self.compiled.model.nu))
         self._noise_rngs = [np.random.default_rng(0) for _ in range(num_envs)]
+        # Each env's current fixture poses (scenes whose fixtures are re-placed per episode)
+        self._fixtures = nominal_fixture_poses(self.compiled, num_envs)
         self._build_spaces()
         # Actions waiting out the latency: (latency, B, action_dim), oldest first.
         self._pending = np.zeros((self.noise.action_latency, num_envs, self.controller.dim))
+        # (B, dim) the actions the last `step` applied to the controller, after runtime
+        # action noise and latency (what `run_task`'s `on_applied` hook reports).
+        self.applied_actions = np.zeros((num_envs, self.controller.dim))
 
     def add_views(self, views: Sequence[CameraView]) -> None:
         """Render these camera views too from the next observation on."""
@@ -202,6 +212,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
             self._episodes_started += len(env_ids)
         base = self.handler.default_state(len(env_ids))
         state = self.task.sample_initial(base, seeds, episodes)
+        self._place_fixtures(env_ids, seeds)
         self.handler.reset(env_ids, state)
         init = self.task.init_states
         self.controller.reset(env_ids, state.qpos, stale=init is not None and init.stale_controller)
@@ -217,10 +228,30 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         if self.noise.action_latency:
             self._pending[:, env_ids] = self.controller.hold_action(kin)[env_ids]
 
+    def _place_fixtures(self, env_ids: np.ndarray, seeds: list[int]) -> None:
+        """Draw the fixture poses of the episodes starting in `env_ids` (from their seeds)
+        and set them as per-env model edits (body_pos, body_quat of each root body)."""
+        current = self._fixtures
+        if current is None:
+            return
+        drawn = sample_fixture_poses(self.compiled, seeds)
+        assert drawn is not None
+        current.pos[env_ids], current.quat[env_ids] = drawn.pos, drawn.quat
+        for j, body in enumerate(current.bodies):
+            self.handler.apply(ModelEdit("body_pos", int(body), current.pos[:, j]))
+            self.handler.apply(ModelEdit("body_quat", int(body), current.quat[:, j]))
+
+    def fixture_poses(self) -> FixturePoses | None:
+        """The fixture poses each env's episode runs with (pos (B, n, 3), quat (B, n, 4));
+        None when the scene re-places no fixture. A copy."""
+        f = self._fixtures
+        return None if f is None else FixturePoses(f.names, f.bodies, f.pos.copy(), f.quat.copy())
+
     def step(
         self, actions: Any
     ) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         actions = self._perturb_actions(self._to_numpy(actions))
+        self.applied_actions = actions.copy()
         kin = self.handler.kinematics()
         jac = self.handler.site_jacobian(self.compiled.index.ee_site)
         self._ctrl = self.controller.to_ctrl(actions, kin, jac, self._ctrl)
@@ -231,7 +262,9 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         stable = np.isfinite(np.add.reduce(kin.qpos, axis=1))
         unstable = ~stable
         contacts = self.handler.contacts() if self.task.needs_contacts else None
-        view = TaskView(kin, self._init_body_pos, contacts)
+        # Success reads one physics state: the poses of the state whose contacts these are
+        # (the last substep's), as LIBERO's done after robosuite's env.step reads them.
+        view = TaskView(self.handler.step_kinematics(), self._init_body_pos, contacts)
         success = self.task.success(view) & stable
         self._progress = np.maximum(self._progress, self.task.progress(view, success))
         terminated = success
@@ -253,6 +286,9 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
                 "length": self._steps[ids].copy(),
                 "unstable": unstable[ids].copy(),
             }
+            if self._fixtures is not None:  # the poses the episodes ran with
+                extras["episode"]["fixture_pos"] = self._fixtures.pos[ids].copy()
+                extras["episode"]["fixture_quat"] = self._fixtures.quat[ids].copy()
             if self.autoreset:
                 self._reset_envs(ids, None)
         reward = success.astype(np.float64)
@@ -265,6 +301,11 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         )
 
     # ------------------------------------------------------------ observations
+
+    def observe(self) -> dict[str, Any]:
+        """The observation of the envs' current state (e.g. after `handler.set_state`):
+        what `reset` and `step` return as their first item."""
+        return self._observe()
 
     def robot_state(self, kin: Kinematics | None = None) -> dict[str, np.ndarray]:
         """The robot's true proprioception (B, ...): joint_pos, joint_vel, gripper opening

@@ -21,6 +21,7 @@ from typing import Any
 from metasim.envs.noise import RuntimeNoise
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
+from metasim.evaluate.ray_connect import connect_error, token_mode_if_available
 from metasim.evaluate.rollout import EpisodeRecord, run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.scene import compile_scene
@@ -81,28 +82,34 @@ def run_ray(
         raise MetasimInputError(
             "executor=ray", ["Ray is not installed here; pip install 'metasim[ray]'"]
         ) from None
-    started_here = False
-    if not ray.is_initialized():
-        target = address or os.environ.get("RAY_ADDRESS")
+    if ray.is_initialized():
+        yield from _run_ray_tasks(ray, shards, max_retries, window)
+        return
+    target = address or os.environ.get("RAY_ADDRESS")
+    with token_mode_if_available(target):
         try:
             ray.init(address=target, ignore_reinit_error=True, log_to_driver=False)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            raise MetasimInputError(
-                "executor=ray", [f"cannot reach the Ray cluster at {target!r}: {exc}"]
-            ) from None
-        started_here = True
-    try:
-        remote = ray.remote(max_retries=max_retries, retry_exceptions=False, num_cpus=1)(
-            _run_shard_list
-        )
-        todo = iter(shards)
-        pending = {remote.remote(s): s for s in itertools.islice(todo, window)}
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
-            for ref in done:
-                pending.pop(ref)
-                yield from ray.get(ref)
-            pending.update({remote.remote(s): s for s in itertools.islice(todo, len(done))})
-    finally:
-        if started_here:
+        except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as exc:
+            raise connect_error(target, exc) from None
+        try:
+            yield from _run_ray_tasks(ray, shards, max_retries, window)
+        finally:
             ray.shutdown()
+
+
+def _run_ray_tasks(
+    ray: Any, shards: Iterable[Shard], max_retries: int, window: int
+) -> Iterator[EpisodeRecord]:
+    """Keep at most `window` shards in flight on the connected cluster; yield each
+    completed shard's records."""
+    remote = ray.remote(max_retries=max_retries, retry_exceptions=False, num_cpus=1)(
+        _run_shard_list
+    )
+    todo = iter(shards)
+    pending = {remote.remote(s): s for s in itertools.islice(todo, window)}
+    while pending:
+        done, _ = ray.wait(list(pending), num_returns=1)
+        for ref in done:
+            pending.pop(ref)
+            yield from ray.get(ref)
+        pending.update({remote.remote(s): s for s in itertools.islice(todo, len(done))})

@@ -26,6 +26,13 @@ from metasim.scene.compile import CompiledScene
 
 # observe(episode of each slot (B,) with -1 for idle, obs, actions (B, D)) before a step
 Observer = Callable[[np.ndarray, dict[str, Any], np.ndarray], None]
+# on_applied(episode of each slot (B,) with -1 for idle, actions (B, D)) after every env
+# step: the env-space actions the simulator's controller received (settle steps included,
+# after runtime action noise and latency; `MetasimVectorEnv.applied_actions`).
+AppliedObserver = Callable[[np.ndarray, np.ndarray], None]
+# on_start(env slots (k,), their new episodes (k,)) right after those slots were reset:
+# the env's state is the episodes' start (read it with `env.handler`, see `on_env`).
+StartObserver = Callable[[np.ndarray, np.ndarray], None]
 
 
 def policy_context(
@@ -74,6 +81,8 @@ def run_task(
     on_step: Callable[[], None] | None = None,
     on_env: Callable[[MetasimVectorEnv], None] | None = None,
     observe: Observer | None = None,
+    on_applied: AppliedObserver | None = None,
+    on_start: StartObserver | None = None,
 ) -> Iterator[EpisodeRecord]:
     """Yield one record per episode of `spec`'s policy on `compiled`, as each finishes
     (not in episode order).
@@ -82,6 +91,9 @@ def run_task(
     (what `metasim report` uses to film a replay), `observe(episodes, obs, actions)` before
     every env step with each slot's episode (-1: idle), the observation and the policy's
     actions in its declared convention (B, D) (what `metasim collect` records).
+    `on_applied(episodes, actions)` after every env step with the actions the simulator
+    actually applied (B, D), settle steps included, and `on_start(slots, episodes)` after
+    slots were reset to start episodes (what `metasim libero xcheck` replays in LIBERO).
 
     `episodes` is a count (episodes 0..n-1) or the list of episode indices to run (what
     a resumed run still misses). A policy that raises or returns unusable actions fails
@@ -125,6 +137,7 @@ def run_task(
             env, policy, compiled, todo, spec.seed, spec.execute, on_step, convert, spec.ensemble
         )
         loop.observe = observe
+        loop.on_applied, loop.on_start = on_applied, on_start
         for rec in loop.run():
             yield replace(rec, cell=cell, factors=cell_factors)
     finally:
@@ -188,6 +201,8 @@ class _Loop:
         self.acc: np.ndarray = np.zeros((n, 0, dim))
         self.wsum: np.ndarray = np.zeros((n, 0))
         self.observe: Observer | None = None
+        self.on_applied: AppliedObserver | None = None
+        self.on_start: StartObserver | None = None
         self.raw = np.zeros((n, dim))  # this step's actions in the policy's convention
         self.all_slots = np.arange(n)
         self.active = np.zeros(n, dtype=bool)  # see run()
@@ -201,6 +216,8 @@ class _Loop:
         self.settling[:] = self.settle_steps
         self.started[:] = time.perf_counter()
         self.policy.reset(self.instruction)
+        if self.on_start is not None:
+            self.on_start(np.arange(n), np.asarray(first))
         while (self.episode_of >= 0).any():
             # slots running an episode past its settle steps: the policy's to drive
             self.active = (self.episode_of >= 0) & (self.settling == 0)
@@ -216,6 +233,8 @@ class _Loop:
             if self.observe is not None:  # settle steps are not the policy's: idle (-1)
                 self.observe(np.where(self.settling > 0, -1, self.episode_of), self.obs, self.raw)
             self.obs, _, _, _, extras = self.env.step(action)
+            if self.on_applied is not None:
+                self.on_applied(self.episode_of.copy(), self.env.applied_actions.copy())
             if self.settle_steps:
                 acting = self.settling == 0
                 self.pos[acting] += 1
@@ -395,6 +414,8 @@ class _Loop:
             episodes = [int(self.episode_of[i]) for i in ids]
             self.obs, _ = self.env.reset(options=self._reset_options(ids, episodes))
             self.settling[ids] = self.settle_steps
+            if self.on_start is not None:
+                self.on_start(ids, np.asarray(episodes))
             self.policy.reset(self.instruction, ids)
             self.started[ids] = time.perf_counter()
             self.pos[ids] = self.length[ids]  # a fresh episode starts with a fresh chunk

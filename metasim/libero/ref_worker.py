@@ -9,7 +9,7 @@ reply is {"ok": true, ...} or {"ok": false, "error": "..."}. Arrays travel as
 
 Commands: tasks(suite) · load(suite, task, size, cameras) · reset(init, seed) ·
 step(actions (T, 7), render) · render · state · xml · controller · record(actions) · bench(steps) ·
-close.
+model · set_state(qpos, qvel) · goal · place_fixtures(poses) · close.
 """
 
 from __future__ import annotations
@@ -285,6 +285,56 @@ class Worker:
     def xml(self) -> dict[str, Any]:
         return {"xml": self.env.env.sim.model.get_xml()}
 
+    def model(self) -> dict[str, Any]:
+        """The live MjModel's numeric fields (`ref_model.model_arrays`, loaded from this
+        file's folder), as LIBERO compiled it at the last reset (fixture placements
+        included), plus MuJoCo's version."""
+        import importlib.util
+
+        import mujoco
+
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ref_model.py")
+        spec = importlib.util.spec_from_file_location("metasim_ref_model", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        out = module.model_arrays(self.env.env.sim.model._model, mujoco)
+        out["mujoco"] = mujoco.__version__
+        return out
+
+    def set_state(self, qpos: Any, qvel: Any = None) -> dict[str, Any]:
+        """Put the env in the state qpos (nq,), qvel (nv,; zeros when None), its time kept,
+        as LIBERO's own `set_init_state` does: `sim.set_state_from_flattened([time, qpos, qvel])`,
+        `sim.forward()`, observables refreshed; the controller is left as it is."""
+        q = np.asarray(qpos, dtype=np.float64).reshape(-1)
+        nv = int(self.env.env.sim.model._model.nv)
+        v = np.zeros(nv) if qvel is None else np.asarray(qvel, dtype=np.float64).reshape(-1)
+        time = float(self.env.env.sim.data._data.time)
+        self.env.set_init_state(np.concatenate([[time], q, v]))
+        return {"state": self.snapshot(render=False)}
+
+    def goal(self) -> dict[str, Any]:
+        """LIBERO's goal check of the current state: the env's `_check_success()` (every
+        goal atom of the BDDL problem holds)."""
+        return {"success": bool(self.env.env._check_success())}
+
+    def place_fixtures(self, poses: dict[str, Any]) -> dict[str, Any]:
+        """Move fixture root bodies: {body name: [x, y, z, qw, qx, qy, qz]} world poses
+        written into model.body_pos/body_quat (each must be a child of the world), then
+        `sim.forward()`. What LIBERO's placement sampler does at reset, with given poses."""
+        import mujoco
+
+        sim = self.env.env.sim
+        m = sim.model._model
+        for body, pose in poses.items():
+            b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, body)
+            if b < 0 or m.body_parentid[b] != 0:
+                raise ValueError(f"{body!r} is not a body attached to the world")
+            m.body_pos[b] = np.asarray(pose[:3], dtype=np.float64)
+            m.body_quat[b] = np.asarray(pose[3:7], dtype=np.float64)
+        sim.forward()
+        return {"state": self.snapshot(render=False)}
+
 
 def main() -> None:
     # The protocol owns the original stdout; everything printed by the libraries goes to
@@ -305,8 +355,12 @@ def main() -> None:
         "state": worker.state,
         "render": worker.render,
         "xml": worker.xml,
+        "model": worker.model,
         "bench": worker.bench,
         "record": worker.record,
+        "set_state": worker.set_state,
+        "goal": worker.goal,
+        "place_fixtures": worker.place_fixtures,
         "controller": lambda: {"controller": worker.controller()},
     }
     proto.write(json.dumps({"ok": True, "ready": True}) + "\n")

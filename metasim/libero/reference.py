@@ -11,6 +11,9 @@ from. Rendering uses EGL (MUJOCO_GL=egl).
         state, ctrl = ref.reset(init=3)            # env.reset(); env.set_init_state(init[3])
         steps = ref.step(actions, render=True)     # actions (T, 7) -> arrays (T, ...)
         xml = ref.xml()                            # env.env.sim.model.get_xml()
+        ref.place_fixtures({body: pose7})          # fixture root bodies moved, forward
+        ref.set_state(qpos, qvel)                  # LIBERO's set_init_state path
+        ok = ref.goal()                            # env._check_success()
 """
 
 from __future__ import annotations
@@ -253,11 +256,45 @@ class ReferenceSim:
         """The compiled MJCF of the loaded task (`env.env.sim.model.get_xml()`)."""
         return str(self.call("xml")["xml"])
 
+    def model(self) -> dict[str, Any]:
+        """The loaded task's live MjModel as LIBERO compiled it at the last reset:
+        `ref_model.model_arrays` (arrays, flat, names, structs, counts) and `mujoco`,
+        the reference's MuJoCo version."""
+        return self.call("model")
+
     def record(self, actions: np.ndarray) -> dict[str, np.ndarray]:
         """Step actions (T, 7) and return every substep's input to mj_step: qpos
         (T * 25, nq), qvel (T * 25, nv) and robosuite's ctrl (T * 25, nu)."""
         acts = np.asarray(actions, dtype=np.float64).reshape(-1, 7)
         return dict(self.call("record", actions=acts.tolist()))
+
+    def check_success(self, qpos: np.ndarray | None = None, qvel: np.ndarray | None = None) -> bool:
+        """LIBERO's `_check_success()`: on the current state, or on (qpos (nq,), qvel (nv,),
+        zeros when None) set first by `set_state` (the env keeps that state)."""
+        if qpos is not None:
+            q = np.asarray(qpos, dtype=np.float64).reshape(-1).tolist()
+            v = None if qvel is None else np.asarray(qvel, dtype=np.float64).reshape(-1).tolist()
+            self.call("set_state", qpos=q, qvel=v)
+        return self.goal()
+
+    def set_state(self, qpos: np.ndarray, qvel: np.ndarray) -> dict[str, Any]:
+        """Set the physics state qpos (nq,), qvel (nv,) as LIBERO's `set_init_state` does
+        (flattened state, `sim.forward()`; the controller untouched). Returns the state
+        (keys as `step`'s, without the T axis)."""
+        q = np.asarray(qpos, dtype=np.float64).reshape(-1).tolist()
+        v = np.asarray(qvel, dtype=np.float64).reshape(-1).tolist()
+        return dict(self.call("set_state", qpos=q, qvel=v)["state"])
+
+    def goal(self) -> bool:
+        """LIBERO's goal check of the current state (`env._check_success()`)."""
+        return bool(self.call("goal")["success"])
+
+    def place_fixtures(self, poses: dict[str, np.ndarray]) -> dict[str, Any]:
+        """Put fixture root bodies (reference body names, children of the world) at world
+        poses (7,) = position, quaternion w x y z; returns the state after `sim.forward()`.
+        Use after `reset` to start from another simulator's fixture placement."""
+        plain = {k: np.asarray(v, dtype=np.float64).reshape(7).tolist() for k, v in poses.items()}
+        return dict(self.call("place_fixtures", poses=plain)["state"])
 
     def bench(self, steps: int = 50) -> np.ndarray:
         """Seconds per env.step (T,), timed inside the worker on smooth random actions."""

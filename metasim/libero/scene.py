@@ -6,9 +6,10 @@ the compiled model's joints.
 asset packages, with facts from LIBERO's problem classes (libero/libero/envs/problems,
 arenas, robots): the arena XML of the problem class with robosuite's table edits, the
 Panda mounted where LIBERO puts it, each object as robosuite keeps it (the `object` body,
-free), each fixture fixed at the centre of its placement region (LIBERO samples it inside
-that region, usually a 2 cm square, at reset), LIBERO's region sites, and the cameras
-`agentview` and `robot0_eye_in_hand` at LIBERO's poses.
+free), each fixture fixed at the centre of its placement region and re-placed inside
+that region (usually a 2 cm square) at every reset as LIBERO does (`placement`, drawn
+per episode seed), LIBERO's region sites, and the cameras `agentview` and
+`robot0_eye_in_hand` at LIBERO's poses.
 """
 
 from __future__ import annotations
@@ -36,6 +37,11 @@ Vec3 = tuple[float, float, float]
 CONTROL_HZ = 20.0
 ARENA_PREFIX = "arena/"  # names of the arena's elements (`arena/table`, `arena/floor`)
 SETTLE_STEPS = 10
+# Damping of every LIBERO object's free joint, on all six dofs: LIBERO's object classes
+# (libero/envs/objects: google_scanned, hope, turbosquid, articulated, self-designed)
+# create it as `dict(type="free", damping="0.0005")` (checked in the reference's live
+# model by `metasim libero modeldiff`).
+OBJECT_DAMPING = 0.0005
 # Episode step limits per suite (openpi's LIBERO client; LeRobot uses the same but 280
 # for spatial); the settle steps come on top.
 SUITE_STEPS = {
@@ -49,7 +55,8 @@ _TABLE_VIEW = (
     (0.6586131746834771, 0.0, 1.6103500240372423),
     (0.6380177736282349, 0.3048497438430786, 0.30484986305236816, 0.6380177736282349),
 )
-_LOW_VIEW_QUAT = (0.6182167, 0.34323086, 0.34323086, 0.6182177)
+# LIBERO's floor and living-room problem classes (`_setup_camera`), digits as written there.
+_LOW_VIEW_QUAT = (0.6182166934013367, 0.3432307541370392, 0.3432314395904541, 0.6182177066802979)
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,10 @@ class ArenaFacts:
     mounted: bool
     agentview: tuple[Vec3, tuple[float, float, float, float]]
     table_friction: Vec3 = (1.0, 0.005, 0.0001)
+    # The problem class's default scene_properties (floor_style, wall_style): LIBERO's arena
+    # points the textures `texplane` and `tex-wall` at these files of `textures/`.
+    floor: str = "light-gray-floor-tile.png"
+    wall: str = "light-gray-plaster.png"
 
 
 ARENAS: dict[str, ArenaFacts] = {
@@ -78,6 +89,7 @@ ARENAS: dict[str, ArenaFacts] = {
     "libero_kitchen_tabletop_manipulation": ArenaFacts(
         "scenes/libero_kitchen_tabletop_base_style.xml", (0.0, 0.0, 0.9), 0.01 - 0.05,
         (1.0, 1.2, 0.05), "table", 0.0, (-0.66, 0.0, 0.912), True, _TABLE_VIEW,
+        floor="gray_ceramic_tile.png", wall="yellow_linen_wall_texture.png",
     ),
     "libero_study_tabletop_manipulation": ArenaFacts(
         "scenes/libero_study_base_style.xml", (-0.2, 0.0, 0.867), 0.01 - 0.05,
@@ -87,7 +99,7 @@ ARENAS: dict[str, ArenaFacts] = {
     "libero_living_room_tabletop_manipulation": ArenaFacts(
         "scenes/libero_living_room_tabletop_base_style.xml", (0.0, 0.0, 0.41), 0.01 - 0.024,
         None, "living_room_table", 0.41, (-0.51, 0.0, 0.42), False,
-        ((0.6065773716836134, 0.0, 0.96), _LOW_VIEW_QUAT),
+        ((0.6065773716836134, 0.0, 0.96), _LOW_VIEW_QUAT), floor="seamless_wood_planks_floor.png",
     ),
     "libero_floor_manipulation": ArenaFacts(
         "scenes/libero_floor_base_style.xml", (0.0, 0.0, -0.035), -0.025,
@@ -172,6 +184,8 @@ def build_scene(
     arena: dict[str, Any] = {
         "type": "mjcf", "name": "arena", "file": str(root / facts.xml), "cameras": False,
         "lights": False, "prefix": ARENA_PREFIX,
+        "textures": {"texplane": f"../textures/{facts.floor}",
+                     "tex-wall": f"../textures/{facts.wall}"},
     }  # fmt: skip
     if facts.table_size is not None:
         arena["table"] = {
@@ -273,9 +287,19 @@ def _fixtures(problem: BddlProblem, facts: ArenaFacts) -> list[dict[str, Any]]:
         z = facts.offset[2] + facts.z_offset - _bottom_z(cat)
         out.append(
             {"type": "mjcf", "name": inst, "file": str(assets.model_xml(cat)),
-             "body": "object", "pos": (x, y, z), "quat": _yaw_quat(region)}
+             "body": "object", "pos": (x, y, z), "quat": _yaw_quat(region),
+             "placement": _fixture_placement(region, facts)}
         )  # fmt: skip
     return out
+
+
+def _fixture_placement(region: BddlRegion, facts: ArenaFacts) -> dict[str, Any]:
+    """LIBERO's fixture sampler for `region` (MultiRegionRandomSampler, no margin, no
+    rejection): its rectangles moved by the workspace offset, its `yaw_rotation`."""
+    dx, dy = facts.offset[0], facts.offset[1]
+    rects = [(x0 + dx, y0 + dy, x1 + dx, y1 + dy) for x0, y0, x1, y1 in region.ranges]
+    return {"regions": rects, "yaw_low": min(region.yaw_rotation),
+            "yaw_high": max(region.yaw_rotation)}  # fmt: skip
 
 
 def _objects(problem: BddlProblem, facts: ArenaFacts) -> list[dict[str, Any]]:
@@ -289,7 +313,7 @@ def _objects(problem: BddlProblem, facts: ArenaFacts) -> list[dict[str, Any]]:
         z = facts.offset[2] + 0.05
         out.append(
             {"name": inst, "shape": "mjcf", "mjcf": str(assets.model_xml(cat)),
-             "mjcf_body": "object", "pos": (x, y, z)}
+             "mjcf_body": "object", "pos": (x, y, z), "free_damping": OBJECT_DAMPING}
         )  # fmt: skip
     return out
 
@@ -372,7 +396,8 @@ def init_state_index(episode: int, n_states: int = 50) -> int:
 
 
 def task_view(data: mujoco.MjData) -> TaskView:
-    """A one-env TaskView (B = 1) of `data`, contacts included, for LIBERO's predicates."""
+    """A one-env TaskView (B = 1) of `data` as it is (nothing recomputed), contacts
+    included, for LIBERO's predicates (see `goal_holds`)."""
     kin = Kinematics(
         data.qpos[None].copy(),
         data.qvel[None].copy(),
@@ -385,6 +410,7 @@ def task_view(data: mujoco.MjData) -> TaskView:
 
 
 def goal_holds(compiled: CompiledScene, data: mujoco.MjData) -> bool:
-    """Whether the task's success predicate holds in `data` (after mj_forward)."""
+    """Whether the task's success predicate holds in `data`: after mj_forward, of that
+    one state; right after mj_step, as LIBERO's `_check_success` reads robosuite's data."""
     fn = compile_predicate(compiled.scene.task.success, compiled)
     return bool(fn(task_view(data))[0])

@@ -17,14 +17,12 @@ Nothing is downloaded: the folder must be local, and a config's
 before overwriting them with the checkpoint's) is cleared before the policy is built.
 
 LeRobot is installed by `scripts/install_lerobot.sh` (it pins an older torch, so it goes in
-with `--no-deps`).
+with `--no-deps` next to the torch / torchvision pair of metasim's `[torch]` extra).
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.machinery
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -49,49 +47,9 @@ _MIGRATE_HINT = (
     "with `python -m lerobot.processor.migrate_policy_normalization`"
 )
 
-# Keeps the torchvision op schemas defined by _prepare_torchvision alive.
-_torchvision_shim: Any = None
-
-
-def _prepare_torchvision() -> None:
-    """Make `import torchvision` work when its C++ ops cannot load.
-
-    PyPI has only CUDA builds of torchvision for torch 2.13; their `_C` extension does not
-    load against the CPU torch, torchvision then skips its ops, but still registers fake
-    kernels for `torchvision::nms` / `qnms` unconditionally, so the import fails with
-    "operator torchvision::nms does not exist". Defining those two schemas (with no kernel)
-    lets it import; LeRobot's ResNet backbones use only torchvision's Python modules, and a
-    call to `torchvision.ops.nms` would still fail loudly. Does nothing when the ops load.
-    """
-    global _torchvision_shim
-    if "torchvision" in sys.modules or _torchvision_shim is not None:
-        return
-    spec = importlib.util.find_spec("torchvision")
-    if spec is None or not spec.submodule_search_locations:
-        return
-    import torch
-
-    folder = Path(next(iter(spec.submodule_search_locations)))
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        ext = folder / f"_C{suffix}"
-        if ext.is_file():
-            try:
-                torch.ops.load_library(str(ext))
-                return  # the real ops are there
-            except (OSError, ImportError):
-                break
-    lib = torch.library.Library("torchvision", "FRAGMENT")
-    for op in ("nms", "qnms"):
-        try:
-            getattr(torch.ops.torchvision, op)
-        except (AttributeError, RuntimeError):
-            lib.define(f"{op}(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-    _torchvision_shim = lib
-
 
 def import_lerobot() -> None:
     """Import LeRobot's policy and processor packages, or raise ImportError with a hint."""
-    _prepare_torchvision()
     try:
         import lerobot.policies.factory
         import lerobot.processor  # noqa: F401

@@ -7,7 +7,10 @@ onto an object or a region, or into a region) and the object and target poses fr
 privileged observation, and runs a phase machine per env: approach above the grasp,
 descend, close, lift above everything, carry the object over the target, lower it,
 open, retreat. The hand points down throughout, its yaw set so the fingers close across
-the object's narrow side (or along a wide object's radius, pinching its wall). A grasp
+the object's narrow side (or along a wide object's radius, pinching its wall on the side,
+and with the finger opening, that leave the most room to the fixtures' geoms:
+`metasim.policies.libero_clearance`); an object under a fixture's overhang is slid out
+from under it before the lift. A grasp
 that slips, or a placement that does not hold once the hand is away, starts over (up to
 `RETRIES` times). Proportional control on the end-effector error, clipped to [-1, 1].
 """
@@ -21,9 +24,16 @@ import numpy as np
 from metasim.envs.vec_env import CameraView
 from metasim.policies.base import PolicyContext, PolicyOptions, register_policy
 from metasim.policies.conventions import GRIPPERS
+from metasim.policies.libero_clearance import (
+    GripClearance,
+    down_frame,
+    overhang_escape,
+    world_aabb,
+)
 from metasim.policies.libero_plan import (
+    PINCH_WIDTHS,
     PlaceGoal,
-    fixture_boxes,
+    Surroundings,
     place_goal,
     plan_grasp,
 )
@@ -34,23 +44,27 @@ POS_SCALE, ROT_SCALE = 0.05, 0.5  # osc_pose input 1 = 0.05 m, 0.5 rad
 POS_GAIN, ROT_GAIN = 2.0, 1.5  # action per unit of error, in input units
 RETRIES = 3
 HOVER = 0.08  # approach this far above the grasp point
+# The per-env state of the phase machine.
+STATE = (
+    "phase",
+    "count",
+    "retries",
+    "anchor",
+    "hold",
+    "grip_h",
+    "carry_z",
+    "closing",
+    "prev_ee",
+    "side",
+    "opening",
+    "escape",
+)
 HOLD_SLIP = 0.035  # the object has left the hand once it is this far from where it was held
 
 
 def wrap(angle: np.ndarray, period: np.ndarray | float) -> np.ndarray:
     """`angle` reduced to [-period/2, period/2)."""
     return np.asarray((angle + period / 2) % period - period / 2)
-
-
-def down_frame(closing: np.ndarray) -> np.ndarray:
-    """(B, 3, 3) grip-site frames pointing down with the fingers closing along the world
-    direction angle `closing` (B,): x along the closing, z down (the Panda's home is
-    closing = pi/2, along world y)."""
-    c, s = np.cos(closing), np.sin(closing)
-    z = np.zeros_like(c)
-    return np.stack(
-        [np.stack([c, s, -z], 1), np.stack([s, -c, z], 1), np.stack([z, z, z - 1], 1)], axis=2
-    )
 
 
 def _capped(vec: np.ndarray, cap: np.ndarray | float) -> np.ndarray:
@@ -62,18 +76,26 @@ def _capped(vec: np.ndarray, cap: np.ndarray | float) -> np.ndarray:
 
 
 def _path_tops(
-    center: np.ndarray, half: np.ndarray, held: int, start: np.ndarray, end: np.ndarray
+    center: np.ndarray,
+    half: np.ndarray,
+    held: int | None,
+    start: np.ndarray,
+    end: np.ndarray,
+    reach: np.ndarray | float = 0.10,
 ) -> np.ndarray:
-    """(B,) highest top of the objects other than `held` that lie within 10 cm of the
-    x-y segment start -> end (B, 2) the held object travels (-inf if none)."""
+    """(B,) highest top of the boxes (centres, halves (B, k, 3)) other than `held` that
+    lie within `reach` (B,) of the x-y segment start -> end (B, 2) the held object
+    travels (-inf if none)."""
     seg = end - start
     t = np.einsum("bnj,bj->bn", center[:, :, :2] - start[:, None], seg)
     t = np.clip(t / np.maximum(np.einsum("bj,bj->b", seg, seg), 1e-9)[:, None], 0.0, 1.0)
     nearest = start[:, None] + t[:, :, None] * seg[:, None]
     dist = np.linalg.norm(center[:, :, :2] - nearest, axis=2) - half[:, :, :2].max(axis=2)
-    tops = np.where(dist < 0.10, center[:, :, 2] + half[:, :, 2], -np.inf)
-    tops[:, held] = -np.inf
-    return np.asarray(tops.max(axis=1))
+    near = dist < np.reshape(reach, (-1, 1))
+    tops = np.where(near, center[:, :, 2] + half[:, :, 2], -np.inf)
+    if held is not None:
+        tops[:, held] = -np.inf
+    return np.asarray(tops.max(axis=1, initial=-np.inf))
 
 
 def robot_base_xy(ctx: PolicyContext) -> np.ndarray:
@@ -115,7 +137,11 @@ class LiberoExpert:
         self.centers = np.array([e[0] for e in ext]).reshape(-1, 3)  # (n_obj, 3)
         self.halves = np.array([e[1] for e in ext]).reshape(-1, 3)
         self.base_xy = robot_base_xy(ctx)
-        self.fixtures = fixture_boxes(ctx)
+        grip_spec = ctx.compiled.robot.gripper
+        full = grip_spec.max_width if grip_spec is not None else max(PINCH_WIDTHS)
+        self.clearance = GripClearance(ctx, (full, *PINCH_WIDTHS))
+        self.width_frac = np.array(self.clearance.widths) / full  # of the full opening
+        self.hold_cmd = float(grip.from_open1(np.full(1, 0.5), one)[0])
         n = ctx.num_envs
         self.num_envs = n
         self.phase = np.zeros(n, dtype=np.int64)
@@ -127,12 +153,16 @@ class LiberoExpert:
         self.carry_z = np.zeros(n)  # grip-site height while carrying
         self.closing = np.full(n, np.pi / 2)  # the fingers' closing direction, once grasped
         self.prev_ee: np.ndarray = np.zeros((n, 3))
+        self.side = np.full((n, 2), np.nan)  # a wide object's pinched side, once chosen
+        self.opening = np.zeros(n, dtype=np.int64)  # and the finger opening it takes
+        self.escape = np.zeros((n, 2))  # x-y slide out from under an overhang before lifting
 
     def reset(self, instruction: str, env_ids: np.ndarray | None = None) -> None:
         ids = np.arange(self.num_envs) if env_ids is None else np.asarray(env_ids)
         self.phase[ids] = APPROACH
         self.count[ids] = 0
         self.retries[ids] = 0
+        self.side[ids] = np.nan
 
     def close(self) -> None:
         """Nothing to release."""
@@ -169,7 +199,20 @@ class LiberoExpert:
     # ------------------------------------------------------------------ acting
 
     def act(self, obs: dict[str, Any], env_ids: np.ndarray | None = None) -> np.ndarray:
-        """(B, 1, 7) osc_pose actions for the observation batch."""
+        """(B, 1, 7) osc_pose actions for the observation batch; only the envs `env_ids`
+        (default: all) advance their phase machines (the others are settling or idle: a
+        grasp side chosen from a scene still settling would be stale)."""
+        if env_ids is None or len(env_ids) == self.num_envs:
+            return self._act(obs)
+        idle = np.ones(self.num_envs, dtype=bool)
+        idle[np.asarray(env_ids)] = False
+        kept = {k: getattr(self, k)[idle].copy() for k in STATE}
+        action = self._act(obs)
+        for k, v in kept.items():
+            getattr(self, k)[idle] = v
+        return action
+
+    def _act(self, obs: dict[str, Any]) -> np.ndarray:
         p, s = obs["policy"], obs["privileged"]
         ee = np.asarray(p["ee_pos"], dtype=np.float64)
         rot_ee = quat_to_mat(np.asarray(p["ee_quat"], dtype=np.float64))
@@ -178,20 +221,22 @@ class LiberoExpert:
         obj_pos = np.asarray(s["object_pos"], dtype=np.float64)[:, i]
         bottom = center[:, i, 2] - half[:, i, 2]
         goal_xy, surface, clear = self._target(s, center, half)
-        fc, fh = self.fixtures.at(np.asarray(s["fixture_body_pos"], dtype=np.float64))
-        others = (
-            np.concatenate([np.delete(center, i, axis=1), fc], axis=1),
-            np.concatenate([np.delete(half, i, axis=1), fh], axis=1),
-        )
+        fixture_pos = np.asarray(s["fixture_body_pos"], dtype=np.float64)
+        fixtures = self.clearance.fixtures.at(fixture_pos)
+        others = (np.delete(center, i, axis=1), np.delete(half, i, axis=1))
+        around = Surroundings(others, fixture_pos, self.clearance)
         grasp = plan_grasp(
             center[:, i],
             half[:, i],
             rot[:, i],
             self.goal.obj_half,
-            others,
+            around,
             self.base_xy,
             self.retries,
+            self.side,
+            self.opening,
         )
+        self.side, self.opening = grasp.side, grasp.opening
         cur = np.arctan2(rot_ee[:, 1, 0], rot_ee[:, 0, 0])  # the fingers' closing direction
         want = cur - wrap(cur - grasp.closing, grasp.period)
         held = np.linalg.norm(obj_pos - ee - self.hold, axis=1) < HOLD_SLIP
@@ -210,6 +255,10 @@ class LiberoExpert:
         # lowering there turns an object that tilted in the hand back upright.
         place = np.concatenate([goal_xy - self.hold[:, :2], (surface + self.grip_h)[:, None]], 1)
 
+        # Approach and descend with the fingers as far apart as the grasp chose (a bowl
+        # between a drawer's walls: narrower than fully open).
+        m = (ph == APPROACH) | (ph == DESCEND)
+        grip[m] = self._opening_cmd(np.asarray(p["gripper"])[:, 0], grasp.opening)[m]
         m = ph == APPROACH
         target[m], closing[m] = above[m], want[m]
         rot_err = np.linalg.norm(
@@ -230,14 +279,30 @@ class LiberoExpert:
         if done.any():
             self.hold[done] = obj_pos[done] - ee[done]
             self.grip_h[done] = (ee[:, 2] - bottom)[done]
-            path_top = _path_tops(center, half, i, center[:, i, :2], goal_xy)
+            radius = half[:, i, :2].max(axis=1)
+            # Over the objects near the path, and the fixture geoms the object would
+            # touch on its way (a drawer's front wall).
+            path_top = np.maximum(
+                _path_tops(center, half, i, center[:, i, :2], goal_xy),
+                _path_tops(*world_aabb(fixtures), None, center[:, i, :2], goal_xy, radius + 0.02),
+            )
+            self.escape[done] = overhang_escape(center[:, i], radius, fixtures)[done]
             lift_to = np.maximum.reduce([clear + 0.05, path_top + 0.03, bottom + 0.06])
             self.carry_z[done] = (ee[:, 2] + lift_to - bottom)[done]
         self._enter(done, LIFT, nxt, ee)
 
         m = ph == LIFT
+        # Out from under an overhang first (held just off the floor), then straight up.
+        out = self.anchor[:, :2] + self.escape
+        sliding = m & (c < 30) & (np.linalg.norm(out - ee[:, :2], axis=1) > 0.008)
+        sliding &= np.linalg.norm(self.escape, axis=1) > 0
+        slid = m & ~sliding
+        self.anchor[slid, :2] += self.escape[slid]  # lift from where the slide ended
+        self.escape[slid] = 0.0
         target[m] = self.anchor[m]
         target[m, 2] = self.carry_z[m]
+        target[sliding, :2] = out[sliding]
+        target[sliding, 2] = self.anchor[sliding, 2] + 0.006
         grip[m] = self.close_cmd
         nxt[m & (np.abs(ee[:, 2] - self.carry_z) < 0.015)] = CARRY
         self._retry(m & (c >= 6) & ~held, nxt)
@@ -278,6 +343,14 @@ class LiberoExpert:
         action[:, 6] = grip
         return action[:, None, :]
 
+    def _opening_cmd(self, now: np.ndarray, which: np.ndarray) -> np.ndarray:
+        """(B,) gripper commands that bring the finger opening `now` (B,), a fraction of
+        the full one, to the opening `which` (B,) indexes: open, close, or hold (the
+        command moves a quarter of its range per control step, about 1 cm)."""
+        want = self.width_frac[which]
+        cmd = np.where(now > want + 0.08, self.close_cmd, self.hold_cmd)
+        return np.where((now < want - 0.08) | (want >= 0.999), self.open_cmd, cmd)
+
     def _enter(self, mask: np.ndarray, phase: int, nxt: np.ndarray, ee: np.ndarray) -> None:
         """Envs in `mask` move to `phase`, anchored at the current grip-site position."""
         nxt[mask] = phase
@@ -288,6 +361,7 @@ class LiberoExpert:
         mask = mask & (self.retries < RETRIES)
         nxt[mask] = APPROACH
         self.retries[mask] += 1
+        self.side[mask] = np.nan
 
 
 @register_policy("libero_expert")

@@ -18,7 +18,7 @@ import numpy as np
 
 from metasim.errors import MetasimInputError
 from metasim.policies.base import PolicyContext
-from metasim.rotations import quat_to_mat
+from metasim.policies.libero_clearance import GripClearance
 from metasim.scene.schema import AllOf
 from metasim.scene.schema_libero import RestingOn, SiteIn, SiteOn
 from metasim.tasks.predicates import body_extent
@@ -28,6 +28,10 @@ GRIPPER_SPAN = 0.074  # widest object side the open Panda gripper (8 cm) closes 
 FINGER_BELOW = 0.0135  # the fingers' lowest point below the grip site (robosuite's Panda)
 PALM_ABOVE = 0.049  # the hand's lowest point (the fingers' roots) above the grip site
 RIM_INSET = 0.006  # from a wide object's outer edge to where the fingers pinch its wall
+SIDES = 16  # candidate sides of a wide object's wall to pinch
+PINCH_WIDTHS = (0.05, 0.035)  # narrower finger openings a cramped wall is approached with (m)
+WALL_ROOM = 0.02  # a grasp this far from every fixture geom is clear of the fixtures (m)
+NARROWER = 0.003  # each narrower opening counts as this much less room (m)
 
 
 @dataclass(frozen=True)
@@ -127,57 +131,6 @@ def place_goal(ctx: PolicyContext) -> PlaceGoal:
 
 
 @dataclass(frozen=True)
-class FixtureBoxes:
-    """The fixtures' collision geoms as world boxes relative to their bodies: `body` (k,)
-    index into the env's fixture bodies, `offset` (k, 3) from the body origin, `half`
-    (k, 3). Fixture parts translate (drawers) but keep their reference orientation."""
-
-    body: np.ndarray
-    offset: np.ndarray
-    half: np.ndarray
-
-    def at(self, body_pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(centres, halves) (B, k, 3) from the fixture bodies' positions (B, nb, 3)."""
-        b = body_pos.shape[0]
-        return body_pos[:, self.body] + self.offset, np.broadcast_to(
-            self.half, (b, *self.half.shape)
-        )
-
-
-def fixture_boxes(ctx: PolicyContext) -> FixtureBoxes:
-    """Every colliding geom of the fixtures (not the arena's), at the reference pose."""
-    m = ctx.compiled.model
-    data = mujoco.MjData(m)
-    mujoco.mj_kinematics(m, data)
-    body, offset, half = [], [], []
-    for k, name in enumerate(ctx.fixture_bodies):
-        if name.startswith("arena/"):
-            continue
-        bid = m.body(name).id
-        for g in np.flatnonzero(m.geom_bodyid == bid):
-            if m.geom_contype[g] == 0 and m.geom_conaffinity[g] == 0:
-                continue
-            rot = data.geom_xmat[g].reshape(3, 3)
-            body.append(k)
-            offset.append(data.geom_xpos[g] + rot @ m.geom_aabb[g, :3] - data.xpos[bid])
-            half.append(np.abs(rot) @ m.geom_aabb[g, 3:])
-    return FixtureBoxes(
-        np.array(body, dtype=np.int64),
-        np.array(offset).reshape(-1, 3),
-        np.array(half).reshape(-1, 3),
-    )
-
-
-def world_box(
-    pos: np.ndarray, quat: np.ndarray, center: np.ndarray, half: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """World axis-aligned box of a body's collision boxes: pos (B, 3), quat (B, 4) wxyz,
-    center/half (3,) in the body frame -> (centre (B, 3), half (B, 3), rotation (B, 3, 3))."""
-    rot = quat_to_mat(quat)
-    return pos + rot @ center, np.abs(rot) @ half, rot
-
-
-@dataclass(frozen=True)
 class Grasp:
     """Per env: where the grip site goes (B, 3), the world direction angle (B,) along
     which the fingers close, and its period (B,): pi, or pi/2 for a square side."""
@@ -185,38 +138,83 @@ class Grasp:
     point: np.ndarray
     closing: np.ndarray
     period: np.ndarray
+    side: np.ndarray  # (B, 2) the x-y direction of a wide object's pinched side, else NaN
+    opening: np.ndarray  # (B,) index of the finger opening to approach with (0: full)
+
+
+@dataclass(frozen=True)
+class Surroundings:
+    """What a grasp must keep clear of: the other objects' world boxes (`objects`:
+    centres, halves (B, k, 3), axis-aligned) and the fixtures, their bodies at
+    `fixture_pos` (B, nb, 3), measured by `clearance`."""
+
+    objects: tuple[np.ndarray, np.ndarray]
+    fixture_pos: np.ndarray
+    clearance: GripClearance
+
+    def subset(self, mask: np.ndarray) -> Surroundings:
+        """The envs of `mask` (B,) only."""
+        objects = (self.objects[0][mask], self.objects[1][mask])
+        return Surroundings(objects, self.fixture_pos[mask], self.clearance)
+
+
+def _object_clearance(
+    finger: np.ndarray, objects: tuple[np.ndarray, np.ndarray], z: np.ndarray
+) -> np.ndarray:
+    """(B, n) x-y distance (up to 4 cm) from the outer finger's points `finger` (B, n, 2)
+    to the object boxes (centres, halves (B, k, 3)) that reach above the fingertips at
+    grip height `z` (B,), less a 1.2 cm margin."""
+    oc, oh = objects
+    gap = np.abs(finger[:, :, None] - oc[:, None, :, :2]) - oh[:, None, :, :2] - 0.012
+    dist = np.linalg.norm(np.maximum(gap, 0.0), axis=3)  # (B, n, k)
+    tall = (oc[:, :, 2] + oh[:, :, 2]) > (z - FINGER_BELOW - 0.005)[:, None]  # (B, k)
+    dist = np.where(tall[:, None], dist, np.inf)
+    return np.asarray(np.minimum(dist.min(axis=2, initial=np.inf), 0.04))
 
 
 def rim_side(
     center: np.ndarray,
     radius: np.ndarray,
     z: np.ndarray,
-    others: tuple[np.ndarray, np.ndarray],
+    around: Surroundings,
     base_xy: np.ndarray,
     turn: np.ndarray,
-    n: int = 16,
-) -> np.ndarray:
-    """(B, 2) unit x-y direction from a wide object's centre (B, 3) to the side of its
-    wall the hand pinches: of `n` directions, the one whose outer finger (8 cm outside
-    the wall at `radius` (B,)) is farthest (up to 4 cm) from the other objects' boxes
-    (`others`: centres and halves (B, k, 3)) that reach above the fingertips at grip
-    height `z` (B,); ties go to the side facing the robot's base (x-y `base_xy` (2,)),
-    turned by `turn` (B,) rad (a retry pinches another side)."""
+    n: int = SIDES,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Where the hand pinches a wide object's wall at height `z` (B,), the grip site
+    `radius` (B,) from the object's centre (B, 3): the unit x-y direction (B, 2) from the
+    centre and the index (B,) of the finger opening (`around.clearance.widths`) to
+    approach with. Of `n` directions and the openings, the one with the most room (up to
+    4 cm) around the gripper: its outer finger from the other objects' boxes, and the
+    gripper's geoms from the fixtures' (`GripClearance`: a drawer's walls; `WALL_ROOM`
+    or more counts as all the room there is); each
+    narrower opening counts `NARROWER` less room. Facing the robot's base (x-y `base_xy`
+    (2,)), turned by `turn` (B,) rad (a retry pinches another side), counts up to 1 cm
+    more where there are 2 cm of room, less where there is less."""
     ang = np.linspace(0.0, 2 * np.pi, n, endpoint=False)
     u = np.stack([np.cos(ang), np.sin(ang)], 1)  # (n, 2)
-    finger = center[:, None, :2] + (radius[:, None, None] + 0.045) * u[None]  # (B, n, 2)
-    oc, oh = others
-    gap = np.abs(finger[:, :, None] - oc[:, None, :, :2]) - oh[:, None, :, :2] - 0.012
-    dist = np.linalg.norm(np.maximum(gap, 0.0), axis=3)  # (B, n, k)
-    tall = (oc[:, :, 2] + oh[:, :, 2]) > (z - FINGER_BELOW - 0.005)[:, None]  # (B, k)
-    dist = np.where(tall[:, None], dist, np.inf)
-    clear = np.minimum(dist.min(axis=2, initial=np.inf), 0.04)  # (B, n)
     home = base_xy[None] - center[:, :2]
     home /= np.maximum(np.linalg.norm(home, axis=1, keepdims=True), 1e-9)
     c, s = np.cos(turn), np.sin(turn)
     home = np.stack([c * home[:, 0] - s * home[:, 1], s * home[:, 0] + c * home[:, 1]], 1)
-    score = clear + 0.01 * np.einsum("nj,bj->bn", u, home)
-    return np.asarray(u[np.argmax(score, axis=1)])
+    facing = np.einsum("nj,bj->bn", u, home)  # (B, n)
+    grip = np.concatenate(
+        [center[:, None, :2] + radius[:, None, None] * u[None], np.repeat(z[:, None, None], n, 1)],
+        axis=2,
+    )
+    closing = np.broadcast_to(ang, facing.shape)
+    scores = []
+    for k, width in enumerate(around.clearance.widths):
+        finger = center[:, None, :2] + (radius[:, None, None] + width / 2 + 0.005) * u[None]
+        clear = _object_clearance(finger, around.objects, z)
+        walls = around.clearance(grip, closing, around.fixture_pos, k)
+        # Fixtures 2 cm away or more leave the choice to the objects and the robot.
+        room = np.minimum(clear, np.where(walls >= WALL_ROOM, 0.04, walls))
+        # Facing the robot counts for up to 1 cm of room, fading out below 2 cm of room.
+        tie = 0.01 * facing * np.clip(room / 0.02, 0.0, 1.0)
+        scores.append(room + tie - NARROWER * k)
+    best = np.stack(scores, 1).reshape(len(center), -1).argmax(axis=1)  # (B,) over (k, n)
+    return np.asarray(u[best % n]), np.asarray(best // n)
 
 
 def plan_grasp(
@@ -224,21 +222,25 @@ def plan_grasp(
     half: np.ndarray,
     rot: np.ndarray,
     body_half: np.ndarray,
-    others: tuple[np.ndarray, np.ndarray],
+    around: Surroundings,
     base_xy: np.ndarray,
     retries: np.ndarray | None = None,
+    sides: np.ndarray | None = None,
+    openings: np.ndarray | None = None,
 ) -> Grasp:
     """Grasp of an object from its world box (centre, half (B, 3)), its rotation (B, 3, 3)
-    and body-frame half sizes (3,); `others`: the other objects' world boxes (centres,
-    halves (B, k, 3)); `base_xy` (2,): the robot's base.
+    and body-frame half sizes (3,); `around`: the other objects, the fixtures and the
+    gripper; `base_xy` (2,): the robot's base.
 
     An object whose narrower horizontal side fits the gripper is taken at its centre,
     fingers closing across that side, as low as the palm clears its top and the fingers
     clear its support (a flat box: the fingertips just above the table; a bottle: 3.5 cm
     below its top). A wider one (a bowl, a plate) is pinched by its wall on the side
-    where the outer finger is clear of other objects (`rim_side`), fingers closing along
-    the radius; after a slip (`retries` (B,) > 0) 4 mm deeper per retry, on a side turned
-    by 90 degrees per retry."""
+    with the most room around the gripper (`rim_side`), fingers closing along the
+    radius; after a slip (`retries` (B,) > 0) 4 mm deeper per retry, on a side turned
+    by 90 degrees per retry. `sides` (B, 2) and `openings` (B,): the sides and finger
+    openings chosen before (NaN: none yet), kept so that they are chosen once per
+    attempt."""
     b = center.shape[0]
     tries = np.zeros(b) if retries is None else np.asarray(retries, dtype=np.float64)
     vertical = np.argmax(np.abs(rot[:, 2, :]), axis=1)  # (B,) the body axis nearest world z
@@ -257,10 +259,24 @@ def plan_grasp(
     if wide.any():
         radius = halves[wide].max(axis=1) - RIM_INSET
         z = top[wide] - 0.018 - 0.004 * np.minimum(tries[wide], 2)
-        others_w = (others[0][wide], others[1][wide])
-        side = rim_side(center[wide], radius, z, others_w, base_xy, tries[wide] * np.pi / 2)
+        side = np.full((b, 2), np.nan) if sides is None else sides.copy()
+        opening = np.zeros(b, dtype=np.int64) if openings is None else openings.copy()
+        pick = wide & np.isnan(side[:, 0])
+        if pick.any():
+            side[pick], opening[pick] = rim_side(
+                center[pick],
+                halves[pick].max(axis=1) - RIM_INSET,
+                (top - 0.018 - 0.004 * np.minimum(tries, 2))[pick],
+                around.subset(pick),
+                base_xy,
+                tries[pick] * np.pi / 2,
+            )
+        side = side[wide]
         point[wide, :2] = center[wide, :2] + side * radius[:, None]
         point[wide, 2] = z
         closing[wide] = np.arctan2(side[:, 1], side[:, 0])
         period[wide] = np.pi
-    return Grasp(point, closing, period)
+        chosen = np.full((b, 2), np.nan)
+        chosen[wide] = side
+        return Grasp(point, closing, period, chosen, np.where(wide, opening, 0))
+    return Grasp(point, closing, period, np.full((b, 2), np.nan), np.zeros(b, dtype=np.int64))

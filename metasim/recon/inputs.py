@@ -1,9 +1,12 @@
-"""Read what `metasim recon` is given: an RGB-D capture folder, a video, or images.
+"""Read what `metasim recon` is given: a capture folder, a nerfstudio folder, a video,
+or images.
 
-An RGB-D capture folder holds `rgb/` (PNG/JPEG), `depth/` (16-bit PNG in millimetres or
+A capture folder holds `rgb/` (PNG/JPEG), `depth/` (16-bit PNG in millimetres or
 `.npy` in metres, one per RGB frame, same size, matched by sorted order),
 `intrinsics.json` (fx, fy, cx, cy, width, height) and optionally `poses.json`
 (camera-to-world 4x4 per frame, OpenCV convention unless `"convention": "opengl"`).
+Without `depth/` it is an RGB scan with known poses: then `poses.json` is required.
+A folder with `transforms.json` is a nerfstudio dataset (`metasim.recon.nerfstudio`).
 Every problem is a `MetasimInputError` naming the file and what was expected.
 """
 
@@ -19,6 +22,8 @@ from PIL import Image, UnidentifiedImageError
 from metasim.errors import MetasimInputError
 from metasim.guards import image_size, load_json, load_npy
 from metasim.recon.camera import CV_TO_GL, Intrinsics
+from metasim.recon.nerfstudio import DEPTH_UNIT, TRANSFORMS, is_nerfstudio
+from metasim.recon.nerfstudio import read_scan as read_nerfstudio
 
 IMAGE_EXT = (".png", ".jpg", ".jpeg")
 VIDEO_EXT = (".mp4", ".mov", ".m4v", ".avi", ".mkv")
@@ -31,12 +36,28 @@ FORMAT_HINT = (
 
 @dataclass(frozen=True)
 class Source:
-    """What the input is: `rgbd` (capture folder), `video` (a file) or `images` (a folder)."""
+    """What the input is: `rgbd` (depth with every frame), `video` (a file) or `images`
+    (RGB frames; with `poses` when the folder gives them), and what the folder declares."""
 
     kind: Literal["rgbd", "video", "images"]
     path: Path
     frames: tuple[Path, ...] = ()  # image files (rgbd: rgb/, images: the folder)
     depths: tuple[Path, ...] = ()
+    image_dir: Path | None = None  # the folder frame names are relative to (default: path)
+    camera_file: Path | None = None  # the file the intrinsics come from (named in errors)
+    intrinsics: Intrinsics | None = None
+    poses: np.ndarray | None = None  # (N, 4, 4) camera-to-world (OpenCV), one per frame
+    depth_unit: float | None = None  # metres per depth-file unit (None: by file type)
+    format: str = "metasim"  # or "nerfstudio"
+    distortion: tuple[float, ...] | None = None  # OpenCV's k1, k2, p1, p2, k3 (None: none)
+
+    @property
+    def folder(self) -> Path:
+        return self.image_dir or self.path
+
+    def name(self, frame: Path) -> str:
+        """A frame's name: its path relative to `folder` (unique, POSIX)."""
+        return frame.relative_to(self.folder).as_posix()
 
 
 def detect(path: Path) -> Source:
@@ -53,6 +74,8 @@ def detect(path: Path) -> Source:
                 ],
             )
         return Source("video", path)
+    if is_nerfstudio(path):
+        return _nerfstudio_source(path)
     if (path / "rgb").is_dir() or (path / "depth").is_dir():
         return _rgbd_source(path)
     frames = _images_in(path)
@@ -93,7 +116,8 @@ def _rgbd_source(path: Path) -> Source:
         else ()
     )
     _check_count(rgb_dir, frames)
-    if len(depths) != len(frames):
+    rgb_only = not depth_dir.exists() and (path / "poses.json").is_file()
+    if len(depths) != len(frames) and not rgb_only:
         raise MetasimInputError(
             str(depth_dir),
             [
@@ -102,26 +126,50 @@ def _rgbd_source(path: Path) -> Source:
             ],
             FORMAT_HINT,
         )
-    if not (path / "intrinsics.json").is_file():
+    camera = path / "intrinsics.json"
+    if not camera.is_file():
         raise MetasimInputError(
-            str(path / "intrinsics.json"),
+            str(camera),
             [
-                "missing: an RGB-D capture needs the camera intrinsics "
+                "missing: a capture folder needs the camera intrinsics "
                 '{"fx": .., "fy": .., "cx": .., "cy": .., "width": .., "height": ..}'
             ],
             FORMAT_HINT,
         )
-    return Source("rgbd", path, frames, depths)
+    poses_file = path / "poses.json"
+    poses = load_poses(poses_file, frames) if poses_file.is_file() else None
+    kind: Literal["rgbd", "images"] = "images" if rgb_only else "rgbd"
+    intr = load_intrinsics(camera)
+    return Source(kind, path, frames, depths, rgb_dir, camera, intr, poses)
 
 
-def _read_json(path: Path) -> Any:
+def _nerfstudio_source(path: Path) -> Source:
+    scan = read_nerfstudio(path)
+    kind: Literal["rgbd", "images"] = "rgbd" if scan.depths else "images"
+    camera = path / TRANSFORMS
+    return Source(
+        kind,
+        path,
+        scan.frames,
+        scan.depths,
+        path,
+        camera,
+        scan.intrinsics,
+        scan.poses,
+        DEPTH_UNIT,
+        "nerfstudio",
+        scan.distortion,
+    )
+
+
+def read_json(path: Path) -> Any:
     """Parsed JSON, its size and nesting bounded (metasim.guards.load_json)."""
     return load_json(path)
 
 
 def load_intrinsics(path: Path) -> Intrinsics:
     """Parse intrinsics.json: fx, fy, cx, cy (pixels), width, height."""
-    data = _read_json(path)
+    data = read_json(path)
     keys = ("fx", "fy", "cx", "cy", "width", "height")
     if not isinstance(data, dict):
         raise MetasimInputError(str(path), [f"expected a JSON object with {', '.join(keys)}"])
@@ -161,7 +209,7 @@ def load_poses(path: Path, frames: tuple[Path, ...]) -> np.ndarray:
 
     Accepted: a list of 4x4 matrices in frame order, or `{"convention": "opencv" |
     "opengl", "frames": [{"file": name, "camera_to_world": 4x4}, ...]}`."""
-    data = _read_json(path)
+    data = read_json(path)
     convention = "opencv"
     if isinstance(data, dict):
         convention = str(data.get("convention", "opencv"))
@@ -223,10 +271,12 @@ def read_rgb(path: Path) -> np.ndarray:
         raise MetasimInputError(str(path), [f"not a readable image ({exc})"]) from None
 
 
-def read_depth(path: Path) -> np.ndarray:
-    """(H, W) float32 metres: a 16-bit PNG in millimetres or a .npy in metres; 0 = none."""
+def read_depth(path: Path, unit: float | None = None) -> np.ndarray:
+    """(H, W) float32 metres; 0 = none. With `unit` (metres per stored value, e.g. a
+    nerfstudio folder's 1e-3) any file is scaled by it; without, a 16-bit PNG holds
+    millimetres and a .npy metres."""
     if path.suffix.lower() == ".npy":
-        depth = load_npy(path, "depth map")
+        depth = load_npy(path, "depth map").astype(np.float32) * (unit or 1.0)
     else:
         image_size(path)
         try:
@@ -239,7 +289,7 @@ def read_depth(path: Path) -> np.ndarray:
                 str(path),
                 [f"expected a 16-bit PNG of depth in millimetres, got {raw.dtype} pixels"],
             )
-        depth = raw.astype(np.float32) / 1000.0
+        depth = raw.astype(np.float32) * (unit or 1e-3)
     if depth.ndim != 2:
         raise MetasimInputError(str(path), [f"expected a 2-D depth map, got shape {depth.shape}"])
     depth = np.nan_to_num(depth.astype(np.float32), nan=0.0, posinf=0.0, neginf=0.0)

@@ -25,6 +25,7 @@ from metasim.recon.layout import build_layout, layout_stats, write_scene
 from metasim.recon.quality import compare_png, psnr, render_scene
 from metasim.recon.scale import resolve_scale
 from metasim.recon.stereo import stereo_depths
+from metasim.recon.undistort import undistort_source
 
 Tick = Callable[[], None]
 
@@ -47,7 +48,8 @@ class ReconOptions:
 
 @dataclass
 class Frames:
-    """The kept frames: image files (in `image_dir`), depth files, poses if given."""
+    """The kept frames: image files (in `image_dir`), depth files, poses if given, and
+    where the intrinsics came from (`camera_file`, named in errors)."""
 
     kind: str
     image_dir: Path
@@ -55,6 +57,8 @@ class Frames:
     depths: list[Path]
     intrinsics: Intrinsics | None
     poses: np.ndarray | None
+    camera_file: Path | None = None
+    depth_unit: float | None = None  # metres per depth-file unit (None: by file type)
 
 
 class _Progress:
@@ -89,8 +93,10 @@ def reconstruct(source: Path, out: Path, opts: ReconOptions | None = None) -> di
     src = inp.detect(source)
     out.mkdir(parents=True, exist_ok=True)
     cache = StageCache(out)
+    src = undistort_source(src, cache.path("undistorted"))  # lens distortion, if declared
     bar = _Progress(opts.quiet)
-    report: dict[str, Any] = {"input": str(source), "kind": src.kind, "options": asdict(opts)}
+    report: dict[str, Any] = {"input": str(source), "kind": src.kind, "format": src.format}
+    report["options"] = asdict(opts)
     frames, key = _frames_stage(src, cache, opts, bar)
     report["frames"] = {"kept": len(frames.names), "names": frames.names}
     poses, intr, sfm_info, key = _poses_stage(src, frames, cache, key, bar)
@@ -101,7 +107,8 @@ def reconstruct(source: Path, out: Path, opts: ReconOptions | None = None) -> di
             [i for k, i in enumerate(poses_ok) if k % opts.holdout != opts.holdout // 2]
         )
     held = np.setdiff1d(poses_ok, fused) if len(fused) < len(poses_ok) else poses_ok
-    sparse = np.load(cache.path("sfm.npz"))["points"] if src.kind != "rgbd" else None
+    sfm_ran = src.kind != "rgbd" and frames.poses is None
+    sparse = np.load(cache.path("sfm.npz"))["points"] if sfm_ran else None
     scale, scale_info = resolve_scale(src.kind, frames, poses, intr, opts, sparse, str(source))
     report["scale"] = scale_info
     geo, key = _geometry_stage(src, frames, poses, intr, fused, cache, key, opts, bar, scale)
@@ -182,7 +189,7 @@ def _select_frames(src: inp.Source, cache: StageCache, opts: ReconOptions, tick:
     for path in src.frames:
         scores.append(sharpness(resize_max(inp.read_rgb(path), 480)))
         tick()
-    return [src.frames[i].name for i in select(scores, opts.max_frames)]
+    return [src.name(src.frames[i]) for i in select(scores, opts.max_frames)]
 
 
 def _frames_from(
@@ -191,16 +198,14 @@ def _frames_from(
     if src.kind == "video":
         intr = inp.load_intrinsics(Path(opts.intrinsics)) if opts.intrinsics else None
         return Frames("video", cache.path("frames"), names, [], intr, None)
-    if src.kind == "images":
-        intr = inp.load_intrinsics(Path(opts.intrinsics)) if opts.intrinsics else None
-        return Frames("images", src.path, names, [], intr, None)
-    by_name = {p.name: i for i, p in enumerate(src.frames)}
+    by_name = {src.name(p): i for i, p in enumerate(src.frames)}
     idx = [by_name[n] for n in names]
-    intr = inp.load_intrinsics(src.path / "intrinsics.json")
-    poses = None
-    if (src.path / "poses.json").is_file():
-        poses = inp.load_poses(src.path / "poses.json", src.frames)[idx]
-    return Frames("rgbd", src.path / "rgb", names, [src.depths[i] for i in idx], intr, poses)
+    intr = src.intrinsics
+    if intr is None and opts.intrinsics:
+        intr = inp.load_intrinsics(Path(opts.intrinsics))
+    poses = src.poses[idx] if src.poses is not None else None
+    depths = [src.depths[i] for i in idx] if src.depths else []
+    return Frames(src.kind, src.folder, names, depths, intr, poses, src.camera_file, src.depth_unit)
 
 
 # ---------------------------------------------------------------- stage 2: poses
@@ -210,12 +215,10 @@ def _poses_stage(
     src: inp.Source, frames: Frames, cache: StageCache, key: str, bar: _Progress
 ) -> tuple[np.ndarray, Intrinsics, dict[str, Any], str]:
     if frames.poses is not None and frames.intrinsics is not None:
-        info = {
-            "source": "given (poses.json)",
-            "registered": len(frames.names),
-            "of": len(frames.names),
-        }
-        return frames.poses, frames.intrinsics, info, digest(key, "given")
+        given = "transforms.json" if src.format == "nerfstudio" else "poses.json"
+        n = len(frames.names)
+        info = {"source": f"given ({given})", "registered": n, "of": n}
+        return frames.poses, frames.intrinsics, info, digest(key, "given", frames.poses.tolist())
     key = digest(key, "sfm", frames.intrinsics)
     npz, meta = cache.path("sfm.npz"), cache.path("sfm.json")
     if not cache.fresh("poses", key, [npz, meta]):
@@ -234,7 +237,7 @@ def _poses_stage(
         if frames.kind == "rgbd":
             from metasim.recon.poses import depth_scale
 
-            scale = depth_scale(sfm, [inp.read_depth(p) for p in frames.depths])
+            scale = depth_scale(sfm, [inp.read_depth(p, frames.depth_unit) for p in frames.depths])
         np.savez(npz, poses=sfm.poses, points=sfm.points, colors=sfm.colors)
         meta.write_text(
             json.dumps(
@@ -297,6 +300,12 @@ def _geometry_stage(
     elif len(points) >= 2000:
         info = {"path": "RGB-only: two-view stereo (OpenCV SGBM) fused by TSDF (Open3D)"}
     else:
+        if frames.poses is not None:  # poses were given: no SfM points to fall back on
+            raise MetasimInputError(
+                str(src.path),
+                [f"two-view stereo found too little geometry ({len(points)} points)"],
+                "Give depth with the frames, or more overlapping, textured views",
+            )
         data = np.load(cache.path("sfm.npz"))
         return {
             "points": data["points"],
@@ -327,9 +336,10 @@ def _load_rgbd(
     rgbs, depths = [], []
     for i in which:
         rgb_path = frames.image_dir / frames.names[i]
-        rgb, depth = inp.read_rgb(rgb_path), inp.read_depth(frames.depths[i])
+        rgb, depth = inp.read_rgb(rgb_path), inp.read_depth(frames.depths[i], frames.depth_unit)
         inp.check_depth_size(frames.depths[i], depth, rgb_path, rgb)
-        inp.check_intrinsics_size(frames.image_dir.parent / "intrinsics.json", intr, rgb_path, rgb)
+        assert frames.camera_file is not None  # RGB-D inputs declare their camera
+        inp.check_intrinsics_size(frames.camera_file, intr, rgb_path, rgb)
         rgbs.append(rgb)
         depths.append(depth)
     return rgbs, depths

@@ -1,6 +1,7 @@
 """Metric scale: from depth (RGB-D), a user-given factor (`--scale`), an ArUco marker of
-known side (`--marker-size`, DICT_4X4_50, corners triangulated from the SfM poses), or,
-with none of these, an assumption that is reported as such."""
+known side (`--marker-size`, DICT_4X4_50, corners triangulated from the SfM poses), given
+poses' own units (RGB frames with poses), or, with none of these, an assumption that is
+reported as such."""
 
 from __future__ import annotations
 
@@ -42,8 +43,13 @@ def resolve_scale(
             )
         factor = float(opts.marker_size) / side
         return factor, {"source": "ArUco marker", "factor": factor, "marker_views": views}
+    if sparse is None:  # RGB frames with given poses (no SfM): their units are the scale
+        return 1.0, {
+            "source": "the given poses' units, taken as metres (Polycam and Record3D poses are "
+            "metric; pass --scale or --marker-size otherwise)",
+            "factor": 1.0,
+        }
     centres = poses[ok, :3, 3]
-    assert sparse is not None
     dist = float(np.median(np.linalg.norm(centres - np.median(sparse, axis=0), axis=1)))
     factor = ASSUMED_DISTANCE / max(dist, 1e-9)
     return factor, {

@@ -243,7 +243,7 @@ def _add_object(spec: mujoco.MjSpec, ob: ObjectSpec, base_dir: Path) -> None:
         return
     body = spec.worldbody.add_body(name=ob.name, pos=list(ob.pos), quat=list(ob.quat))
     if ob.free:
-        body.add_freejoint(name=f"{ob.name}/free")
+        mjcf_fixtures.add_free_joint(body, ob)
     rgba = list(ob.rgba) if ob.rgba else [0.7, 0.7, 0.7, 1.0]
     col = 1 if ob.collide else 0
     if ob.shape == "mjcf":

@@ -86,7 +86,13 @@ def add_mjcf_object(spec: mujoco.MjSpec, ob: ObjectSpec, base_dir: Path) -> None
     path = (base_dir / str(ob.mjcf)).resolve()
     body = attach_body(spec, path, str(ob.mjcf_body), ob.name, list(ob.pos), list(ob.quat))
     if ob.free:
-        body.add_freejoint(name=f"{ob.name}/free")
+        add_free_joint(body, ob)
+
+
+def add_free_joint(body: mujoco.MjsBody, ob: ObjectSpec) -> None:
+    """The object's free joint `<name>/free`, with `ob.free_damping` on all six dofs."""
+    joint = body.add_freejoint(name=f"{ob.name}/free")
+    joint.damping = [ob.free_damping, 0.0, 0.0]  # MuJoCo 4: the linear coefficient first
 
 
 @builder(MjcfFixtureSpec)

@@ -141,6 +141,9 @@ class ObjectSpec(Strict):
     pos: Vec3 = (0.0, 0.0, 0.0)
     quat: UnitQuat = (1.0, 0.0, 0.0, 0.0)
     free: bool = True
+    free_damping: NonNegFloat = 0.0
+    """Damping of the free joint, the same on its six dofs (N s/m, N m s/rad); imported
+    scenes set their simulator's (LIBERO's objects: 0.0005)."""
     mass: PositiveFloat = 0.1
     friction: tuple[NonNegFloat, NonNegFloat, NonNegFloat] = (1.0, 0.005, 0.0001)
     rgba: RGBA | None = None

@@ -103,6 +103,27 @@ class TableResize(Strict):
     friction: Vec3 = (0.6, 0.005, 0.0001)
 
 
+class FixturePlacement(Strict):
+    """Where a fixture's root body is put at every reset (LIBERO's fixture sampler,
+    `MultiRegionRandomSampler` without rejection): one of `regions` (world-frame x-y
+    rectangles (x0, y0, x1, y1)) chosen with equal odds, x and y uniform inside it, yaw
+    uniform in [yaw_low, yaw_high] about z; z stays the fixture's `pos` z. Drawn per
+    episode seed (`metasim.tasks.fixture_placement`); the fixture's `pos`/`quat` is the
+    nominal pose the model is compiled with."""
+
+    regions: list[tuple[float, float, float, float]] = Field(min_length=1)
+    yaw_low: float = 0.0
+    yaw_high: float = 0.0
+
+    @model_validator(mode="after")
+    def _ordered(self) -> FixturePlacement:
+        if any(x0 > x1 or y0 > y1 for x0, y0, x1, y1 in self.regions):
+            raise PydanticCustomError("range_order", "each region needs x0 <= x1 and y0 <= y1")
+        if self.yaw_low > self.yaw_high:
+            raise PydanticCustomError("range_order", "yaw_low must be <= yaw_high")
+        return self
+
+
 class MjcfFixtureSpec(FixtureBase):
     """A fixture from an MJCF file (absolute, or relative to the scene file). `body`: the
     body of the file to take (its subtree, placed at `pos`/`quat` and renamed `name`);
@@ -125,6 +146,8 @@ class MjcfFixtureSpec(FixtureBase):
     textures: dict[str, str] = Field(default_factory=dict)
     """Texture name in the file -> an image file that replaces its `file` (absolute, or
     relative to the MJCF file's folder): how a background texture is swapped."""
+    placement: FixturePlacement | None = None
+    """With `body`: re-place the fixture at every reset (None: it stays at `pos`)."""
 
 
 class SiteFixtureSpec(FixtureBase):

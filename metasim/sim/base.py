@@ -178,6 +178,16 @@ class Handler(ABC):
     @abstractmethod
     def kinematics(self) -> Kinematics: ...
 
+    def step_kinematics(self) -> Kinematics:
+        """What success predicates read: body and site poses of ONE physics state, the
+        state the last physics substep started from, whose collision pass `contacts()`
+        reports; qpos and qvel after that substep. It is what MuJoCo's data holds right
+        after mj_step, and what robosuite's env.step leaves for LIBERO's `_check_success`
+        (it calls no mj_forward after the last substep). After a reset: the reset state's
+        kinematics. A backend that keeps no such copy returns `kinematics()` (and then
+        reports contacts of that same state)."""
+        return self.kinematics()
+
     @abstractmethod
     def site_jacobian(self, site: int) -> np.ndarray:
         """(B, 6, nv): translational rows then rotational rows, world frame."""

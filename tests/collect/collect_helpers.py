@@ -1,9 +1,12 @@
 """Helpers of the collect tests: run `metasim collect`, read the dataset back with
-LeRobot's own dataset class."""
+LeRobot's own dataset class, train on it with LeRobot's own `lerobot-train`."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +17,38 @@ pytest.importorskip("lerobot")
 
 from metasim.cli.main import main
 from metasim.collect.dataset import EPISODES_FILE
-from metasim.policies.lerobot_runner import import_lerobot
 
 SIZE = 32  # recorded image size: small, the tests check shapes and equality
 REPO = "metasim/tabletop"
+# The venv's own console script (the one `pip install lerobot` made), not a wrapper.
+LEROBOT_TRAIN = Path(sys.executable).parent / "lerobot-train"
+# Everything local: no hub request, no wandb; one torch thread on the shared CPU.
+OFFLINE = {
+    **os.environ,
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "WANDB_MODE": "disabled",
+    "OMP_NUM_THREADS": "1",
+}
+TINY_ACT = [
+    "--policy.type=act",
+    "--policy.device=cpu",
+    "--policy.push_to_hub=false",
+    "--policy.pretrained_backbone_weights=null",
+    "--policy.chunk_size=10",
+    "--policy.n_action_steps=5",
+    "--policy.dim_model=64",
+    "--policy.dim_feedforward=128",
+    "--policy.n_encoder_layers=1",
+    "--policy.n_decoder_layers=1",
+    "--batch_size=2",
+    "--num_workers=0",
+    "--steps=3",
+    "--save_freq=3",
+    "--log_freq=1",
+    "--eval_freq=0",
+    "--wandb.enable=false",
+]
 
 
 def collect(out: Path, *extra: str, episodes: int = 4, num_envs: int = 2) -> int:
@@ -28,7 +59,6 @@ def collect(out: Path, *extra: str, episodes: int = 4, num_envs: int = 2) -> int
 
 def load(root: Path) -> Any:
     """The dataset, opened with LeRobot's own dataset class."""
-    import_lerobot()
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     return LeRobotDataset(REPO, root=root)
@@ -47,3 +77,15 @@ def columns(root: Path) -> dict[str, np.ndarray]:
     out = {k: np.stack(list(data[k])) for k in keys}
     out["image"] = np.stack([np.asarray(im) for im in data["observation.images.front"]])
     return out
+
+
+def lerobot_train(root: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    """`lerobot-train` of a tiny ACT for 3 steps on the dataset at `root` (its process)."""
+    args = [f"--dataset.repo_id={REPO}", f"--dataset.root={root}", f"--output_dir={out}"]
+    return subprocess.run(
+        [str(LEROBOT_TRAIN), *args, *TINY_ACT],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=OFFLINE,
+    )

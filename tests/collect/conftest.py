@@ -3,13 +3,14 @@ the scripted expert, LeRobot's dataset writer)."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("lerobot")
 
-from tests.collect.collect_helpers import collect
+from tests.collect.collect_helpers import collect, lerobot_train
 
 
 @pytest.fixture(scope="session")
@@ -26,3 +27,13 @@ def five(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("collect") / "five"
     assert collect(out, episodes=5, num_envs=3) == 0
     return out
+
+
+@pytest.fixture(scope="session")
+def trained(
+    demos: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """`lerobot-train` run once on `demos` (3 steps of a tiny ACT): its output folder and
+    process (exit code and log), for the tests that check training and evaluate the result."""
+    out = tmp_path_factory.mktemp("train") / "act"
+    return out, lerobot_train(demos, out)

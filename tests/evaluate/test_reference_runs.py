@@ -6,6 +6,10 @@ before the typed-rollout refactor (issue 11), with the default suite and policy:
 - base: `metasim eval episodes=10 out=...`
 - pert: `metasim eval perturbation=standard episodes=2 suite.tasks=[lift_cube,open_drawer]`
 
+Re-made since: pert, when success came to read the poses of the last substep's state
+(issue 20, `Handler.step_kinematics`): one lift_cube episode (cell ab942ae03d, episode 1)
+succeeds a control step later (43 steps, was 42); nothing else changed (base is as it was).
+
 Volatile fields, dropped from the stored copies and from the fresh runs before comparing:
 - summary.json: `wall_time_s` (a timing), `run_dir` and `config.out` (where the run was
   written), `versions` (Python/package versions, platform and git commit of the checkout).

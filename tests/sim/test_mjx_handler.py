@@ -281,3 +281,23 @@ def test_eval_on_an_unsupported_scene_exits_2(tmp_path: Any, capsys: Any) -> Non
     assert main([*args, "episodes=2", f"out={tmp_path / 'run'}"]) == 2
     err = capsys.readouterr().err
     assert "cannot run on MJX" in err and "ellipsoid" in err and "Traceback" not in err
+
+
+def test_step_kinematics_match_native(lift_scene: Any, mjx_lift: Any) -> None:
+    """What success predicates read (`step_kinematics`: the poses the last substep
+    computed, of the state before its integration) agrees with native MuJoCo's, and is
+    not the post-step kinematics."""
+    native = get_backend("mujoco").launch(lift_scene, 2, nthread=1)
+    state = _initial(lift_scene, native, 2)
+    state.qpos[:, int(lift_scene.index.object_qpos[0]) + 2] += 0.03  # the cube falls
+    native.set_state(state)
+    mjx_lift.set_state(state)
+    native.step(state.ctrl)
+    mjx_lift.step(state.ctrl)
+    a, b = mjx_lift.step_kinematics(), native.step_kinematics()
+    np.testing.assert_allclose(a.body_pos, b.body_pos, atol=1e-9)
+    np.testing.assert_allclose(a.site_mat, b.site_mat, atol=1e-9)
+    np.testing.assert_allclose(a.qpos, mjx_lift.kinematics().qpos, atol=0)
+    moved = np.abs(mjx_lift.kinematics().body_pos - a.body_pos).max()
+    assert moved > 1e-5, moved  # the falling cube moved during the last substep
+    native.close()

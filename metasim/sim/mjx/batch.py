@@ -48,7 +48,10 @@ STATE_FIELDS = (
     "mocap_quat",
 )
 
-Obs = tuple[jax.Array, ...]  # qpos, qvel, xpos, xquat, site_xpos, site_xmat, jac (B, 6, nv)
+# qpos, qvel, xpos, xquat, site_xpos, site_xmat, jac (B, 6, nv), then the poses the last
+# physics substep computed (xpos, xquat, site_xpos, site_xmat: `Handler.step_kinematics`)
+Obs = tuple[jax.Array, ...]
+N_OBS = 7  # the kinematics and the Jacobian; the step poses follow
 
 
 def configure_jax() -> Path | None:
@@ -124,7 +127,9 @@ def make_step(axes: mjx.Model, substeps: int, site: int) -> Callable[..., tuple[
             return mjx.step(m, carry), None
 
         d, _ = jax.lax.scan(body, d, None, length=substeps)
-        return _observe_one(m, d, site)
+        step_poses = (d.xpos, d.xquat, d.site_xpos, d.site_xmat)  # as mjx.step left them
+        d, obs = _observe_one(m, d, site)
+        return d, obs + step_poses
 
     return jax.jit(jax.vmap(one, in_axes=(axes, 0, 0)))
 
@@ -139,6 +144,7 @@ def make_reset(axes: mjx.Model, site: int) -> Callable[..., tuple[mjx.Data, Obs]
     ) -> tuple[mjx.Data, Obs]:
         fresh = blank.replace(**state)
         d = jax.tree_util.tree_map(lambda new, old: jnp.where(mask, new, old), fresh, d)
-        return _observe_one(m, d, site)
+        d, obs = _observe_one(m, d, site)
+        return d, obs + obs[2:6]  # a reset state's step poses are its own
 
     return jax.jit(jax.vmap(one, in_axes=(axes, 0, None, 0, 0)))

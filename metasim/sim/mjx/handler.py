@@ -76,6 +76,7 @@ class BackendHandler(Handler):
         self._reset_fn = batch.make_reset(axes, self.ee_site)
         self._obs_dev: batch.Obs = ()
         self._obs_host: tuple[np.ndarray, ...] | None = None
+        self._step_host: tuple[np.ndarray, ...] | None = None
         self._scratch = mujoco.MjData(self.model)
         self.reset(np.arange(num_envs), self.default_state(num_envs))
 
@@ -85,11 +86,13 @@ class BackendHandler(Handler):
         self._data = data
         self._obs_dev = obs
         self._obs_host = None  # fetched when first read (`kinematics_dlpack` needs no copy)
+        self._step_host = None
 
     @property
     def _obs(self) -> tuple[np.ndarray, ...]:
         if self._obs_host is None:
-            self._obs_host = tuple(np.asarray(x) for x in jax.device_get(self._obs_dev))
+            got = jax.device_get(self._obs_dev[: batch.N_OBS])
+            self._obs_host = tuple(np.asarray(x) for x in got)
         return self._obs_host
 
     def _step(self, ctrl: np.ndarray) -> None:
@@ -124,6 +127,15 @@ class BackendHandler(Handler):
             site_mat=site_mat.reshape(b, -1, 3, 3),
         )
 
+    def step_kinematics(self) -> Kinematics:
+        if self._step_host is None:
+            got = jax.device_get(self._obs_dev[batch.N_OBS :])
+            self._step_host = tuple(np.asarray(x) for x in got)
+        xpos, xquat, site_pos, site_mat = self._step_host
+        qpos, qvel = self._obs[:2]
+        b = self.num_envs
+        return Kinematics(qpos, qvel, xpos, xquat, site_pos, site_mat.reshape(b, -1, 3, 3))
+
     def kinematics_dlpack(self) -> dict[str, Any]:
         """The current `Kinematics` fields (plus "ee_jacobian", (B, 6, nv)) as torch tensors
         that share the JAX arrays' memory through DLPack: no copy, on the JAX device (CPU
@@ -132,7 +144,7 @@ class BackendHandler(Handler):
         Needs torch."""
         import torch
 
-        qpos, qvel, xpos, xquat, site_pos, site_mat, jac = self._obs_dev
+        qpos, qvel, xpos, xquat, site_pos, site_mat, jac = self._obs_dev[: batch.N_OBS]
         b = self.num_envs
         return {
             "qpos": torch.from_dlpack(qpos),

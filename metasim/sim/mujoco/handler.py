@@ -109,6 +109,13 @@ class BackendHandler(Handler):
             site_pos=self._site_pos,
             site_mat=self._site_mat.reshape(b, -1, 3, 3),
         )
+        # The poses mj_step leaves (those of the state its last substep started from, the
+        # state of its contacts), kept for the success check (`step_kinematics`).
+        self._step_poses = tuple(np.zeros_like(a) for a in self._batch_buffers[2:])
+        pos, quat, site_pos, site_mat = self._step_poses
+        self._step_kinematics = Kinematics(
+            self._qpos, self._qvel, pos, quat, site_pos, site_mat.reshape(b, -1, 3, 3)
+        )
         self._scratch_views = [_views(d) for d in self._scratch]
         self.reset(np.arange(num_envs), self.default_state(num_envs))
 
@@ -128,6 +135,12 @@ class BackendHandler(Handler):
             dst[i] = src
         for site, jac in self._jac.items():
             mujoco.mj_jacSite(m, d, jac[i, :3], jac[i, 3:], site)
+
+    def _keep_step_poses(self, i: int, views: tuple[np.ndarray, ...]) -> None:
+        """Copy env i's poses as mj_step left them in the data `views` come from (before
+        `_refresh` recomputes them for the state after the step)."""
+        for dst, src in zip(self._step_poses, views[2:], strict=True):
+            dst[i] = src
 
     def _work(self, envs: Iterator[int], tid: int) -> None:
         """Step envs taken one at a time from the shared iterator `envs` (taking the next
@@ -150,6 +163,7 @@ class BackendHandler(Handler):
             mujoco.mj_getState(m, d, row, SPEC)
             if self.track_contacts:  # those of the last substep's collision pass
                 self._contacts[i] = geom_contacts(d)
+            self._keep_step_poses(i, self._scratch_views[tid])
             self._refresh(i, tid)
 
     def _load(self, envs: Iterator[int], tid: int) -> None:
@@ -160,6 +174,8 @@ class BackendHandler(Handler):
                 mujoco.mj_forward(self._models[i], d)
                 self._contacts[i] = geom_contacts(d)
             self._refresh(i, tid)
+            for dst, src in zip(self._step_poses, self._batch_buffers[2:], strict=True):
+                dst[i] = src[i]  # the loaded state's own
 
     def _run(self, fn: Callable[[Iterator[int], int], None], env_ids: Sequence[int]) -> None:
         envs = iter(env_ids)
@@ -212,6 +228,7 @@ class BackendHandler(Handler):
             mujoco.mj_getState(models[i], d, self._state[i], SPEC)
             if self.track_contacts:  # those of the last substep's collision pass
                 self._contacts[i] = geom_contacts(d)
+            self._keep_step_poses(i, self._env_views[i])
             self._refresh_from(i, d, self._env_views[i])
 
     def contacts(self) -> list[np.ndarray]:
@@ -244,6 +261,9 @@ class BackendHandler(Handler):
 
     def kinematics(self) -> Kinematics:
         return self._kinematics  # views of the batch buffers, which steps update in place
+
+    def step_kinematics(self) -> Kinematics:
+        return self._step_kinematics  # (see Handler.step_kinematics), updated in place
 
     def site_jacobian(self, site: int) -> np.ndarray:
         if site in self._jac:

@@ -1,0 +1,135 @@
+"""`metasim libero xcheck (--policy NAME [policy.key=value ...] | --run DIR) --tasks
+SUITE/INDEX ... --inits SPEC [--closed-loop] [--out DIR] [--release N] [--shard I/N]
+[--json]`:
+does a policy's metasim success mean a LIBERO success? (metasim.libero.xcheck)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from metasim.errors import MetasimInputError
+
+
+def add_parser(sub: Any) -> None:
+    """Add the `xcheck` sub-verb to `metasim libero`'s sub-parsers `sub`."""
+    x = sub.add_parser(
+        "xcheck",
+        help="run a policy in metasim on (task, init) pairs, replay each episode's applied "
+        "actions in LIBERO from the same reset (and with --closed-loop run the policy in "
+        "LIBERO itself); per-task success rates with a paired interval on their difference",
+    )
+    x.add_argument("--policy", help="a policy config (policies/<name>.yaml), e.g. libero_expert")
+    x.add_argument("--run", metavar="DIR", help="a run folder of `metasim eval`: its policy")
+    x.add_argument("overrides", nargs="*", help="config overrides, e.g. policy.execute=5")
+    x.add_argument(
+        "--tasks",
+        nargs="+",
+        metavar="SUITE/I",
+        help="libero_spatial/0, libero_object/2-4, libero_goal (all)",
+    )
+    x.add_argument("--inits", default="0-4", help="init states: '0-4', '0,3,7' (default 0-4)")
+    x.add_argument("--closed-loop", action="store_true", help="also run the policy in LIBERO")
+    x.add_argument("--out", help="folder of xcheck.jsonl (resumable) and xcheck_summary.json")
+    x.add_argument("--release", type=int, default=20, help="release steps after the actions")
+    x.add_argument("--json", action="store_true", help="print the summary as JSON")
+    x.add_argument("--shard", default="0/1", metavar="I/N", help="run pairs j with j %% N == I")
+
+
+def parse_inits(text: str) -> list[int]:
+    """'0-4,10' -> [0, 1, 2, 3, 4, 10] (an input error naming --inits otherwise)."""
+    out: list[int] = []
+    try:
+        for part in text.split(","):
+            lo, _, hi = part.strip().partition("-")
+            out += list(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        raise MetasimInputError(
+            "--inits", [f"{text!r}: expected init state indexes like '0-4' or '0,3,7'"]
+        ) from None
+    if not out:
+        raise MetasimInputError("--inits", [f"{text!r} names no init state"])
+    return sorted(set(out))
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """'I/N' -> (I, N) with 0 <= I < N."""
+    i, _, n = text.partition("/")
+    if not (i.isdigit() and n.isdigit() and int(i) < int(n)):
+        raise MetasimInputError("--shard", [f"{text!r}: expected I/N with 0 <= I < N"])
+    return int(i), int(n)
+
+
+def parse_tasks(refs: list[str], inits: list[int]) -> list[tuple[str, int]]:
+    """['libero_spatial/0', 'libero_object/2-4', 'libero_goal'] -> [(suite, index)]: one
+    task, a range, or every task of the suite; each checked with its inits."""
+    from metasim.libero import paths
+    from metasim.libero.parity import check_args
+
+    out = []
+    for ref in refs:
+        suite, _, index = ref.removeprefix("libero:").partition("/")
+        check_args(suite, 0, 0, 1)  # the suite itself first
+        lo, _, hi = index.partition("-")
+        if index and not (lo.isdigit() and (hi or lo).isdigit()):
+            raise MetasimInputError("--tasks", [f"{ref!r}: expected SUITE, SUITE/I or SUITE/I-J"])
+        ids = range(int(lo), int(hi or lo) + 1) if index else range(len(paths.suite_tasks(suite)))
+        for task in ids:
+            for k in (min(inits), max(inits)):
+                check_args(suite, task, k, 1)
+            out.append((suite, task))
+    return list(dict.fromkeys(out))
+
+
+def rollout_spec(args: argparse.Namespace) -> tuple[Any, list[str]]:
+    """The policy's rollout spec, and the LIBERO tasks of the run folder (if any)."""
+    from metasim.evaluate.config import EvalConfig, compose
+
+    if bool(args.policy) == bool(args.run):
+        raise MetasimInputError("libero xcheck", ["give exactly one of --policy or --run"])
+    if args.policy:
+        return compose([f"policy={args.policy}", *args.overrides]).rollout, []
+    manifest = Path(args.run) / "manifest.json"
+    if not manifest.is_file():
+        raise MetasimInputError(str(args.run), ["not a run folder: it has no manifest.json"])
+    cfg = EvalConfig.model_validate(json.loads(manifest.read_text())["config"])
+    tasks = [t.removeprefix("libero:") for t in cfg.suite.tasks if t.startswith("libero:")]
+    return cfg.rollout, tasks
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `metasim libero xcheck`: 0 done, 1 the reference failed, 2 bad input."""
+    from metasim.libero.reference import RefSimError
+    from metasim.libero.xcheck_run import format_summary, run_xcheck
+
+    spec, run_tasks = rollout_spec(args)
+    inits = parse_inits(args.inits)
+    if not (args.tasks or run_tasks):
+        raise MetasimInputError("--tasks", ["name the tasks, e.g. --tasks libero_spatial/0"])
+    tasks = parse_tasks(args.tasks or run_tasks, inits)
+    shard = parse_shard(args.shard)
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out = Path(args.out or f"runs/xcheck-{stamp}")
+
+    def report(c: Any) -> None:
+        sys.stderr.write(
+            f"{c.mode} {c.suite}/{c.task} init {c.init}: metasim "
+            f"{'ok' if c.metasim_success else 'fail'}, LIBERO "
+            f"{'ok' if c.reference_success else 'fail'} ({c.cause})\n"
+        )
+
+    try:
+        summary = run_xcheck(
+            tasks, inits, spec, out, args.closed_loop, args.release, on_episode=report,
+            shard=shard,
+        )  # fmt: skip
+    except RefSimError as exc:
+        sys.stderr.write(f"error: the LIBERO reference simulator failed: {exc}\n")
+        return 1
+    print(json.dumps(summary) if args.json else format_summary(summary))
+    print(f"episodes: {out / 'xcheck.jsonl'}", file=sys.stderr)
+    return 0
