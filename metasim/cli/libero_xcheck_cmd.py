@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from metasim.errors import MetasimInputError
+from metasim.guards import OUT_DIR, bounded_int
 
 
 def add_parser(sub: Any) -> None:
@@ -34,8 +35,12 @@ def add_parser(sub: Any) -> None:
     )
     x.add_argument("--inits", default="0-4", help="init states: '0-4', '0,3,7' (default 0-4)")
     x.add_argument("--closed-loop", action="store_true", help="also run the policy in LIBERO")
-    x.add_argument("--out", help="folder of xcheck.jsonl (resumable) and xcheck_summary.json")
-    x.add_argument("--release", type=int, default=20, help="release steps after the actions")
+    x.add_argument(
+        "--out", type=OUT_DIR, help="folder of xcheck.jsonl (resumable) and xcheck_summary.json"
+    )
+    x.add_argument(
+        "--release", type=bounded_int(0, 1000), default=20, help="release steps after the actions"
+    )
     x.add_argument("--json", action="store_true", help="print the summary as JSON")
     x.add_argument("--shard", default="0/1", metavar="I/N", help="run pairs j with j %% N == I")
 
