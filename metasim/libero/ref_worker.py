@@ -157,16 +157,31 @@ class Worker:
                 env.modify_observable(f"{cam}_image", "enabled", on)
 
     def step(self, actions: list[list[float]], render: bool = False) -> dict[str, Any]:
-        """Step the actions; without `render` the cameras are not rendered at all."""
+        """Step the actions; without `render` the cameras are not rendered at all. Each
+        step's `pre_qpos`/`pre_qvel` are the state entering its last physics substep: the
+        state whose poses and contacts LIBERO's `done` reads (robosuite runs no forward
+        after the last mj_step)."""
         steps = []
+        sim = self.env.env.sim
+        original = sim.step
+        entering: list[np.ndarray] = []
+
+        def substep() -> None:
+            d = sim.data._data
+            entering[:] = [d.qpos.copy(), d.qvel.copy()]
+            original()
+
         self._cameras(render)
+        sim.step = substep
         try:
             for action in np.asarray(actions, dtype=np.float64).reshape(-1, 7):
                 _, _, done, _ = self.env.step(action)
                 snap = self.snapshot(render=render)
                 snap["success"] = bool(done)
+                snap["pre_qpos"], snap["pre_qvel"] = entering
                 steps.append(snap)
         finally:
+            del sim.step  # back to the class's method
             self._cameras(True)
         keys = steps[0].keys() if steps else []
         stacked = {k: np.stack([np.asarray(s[k]) for s in steps]) for k in keys}

@@ -90,7 +90,7 @@ class ClosedLoop:
         return np.asarray(self.convert(now, state))[0]
 
     def _goal(self, start_body_pos: np.ndarray) -> bool:
-        """metasim's success predicate on the synced (the reference's) state."""
+        """metasim's success predicate on the synced (a reference's) state."""
         kin = self.env.handler.kinematics()
         contacts = self.env.handler.contacts() if self.env.task.needs_contacts else None
         return bool(self.env.task.success(TaskView(kin, start_body_pos, contacts))[0])
@@ -98,7 +98,8 @@ class ClosedLoop:
     def run(self, ref: ReferenceSim, info: dict[str, Any], ep: MetasimEpisode) -> Replay:
         """One closed-loop episode from metasim's reset of `ep` (its init state, fixture
         poses and start state, as a replay starts). `Replay.shadow_success` (T,):
-        metasim's goal check on LIBERO's state after each step."""
+        metasim's goal check at each step on the state LIBERO's done reads (the state
+        entering the step's last physics substep)."""
         ref.reset(init=ep.init, seed=0)
         roots = info["fixtures"]
         ref.place_fixtures({roots[n]: p for n, p in ep.fixtures.items() if n in roots})
@@ -127,8 +128,11 @@ class ClosedLoop:
             eef.append(step["eef_pos"][0])
             objs.append([step["body_xpos"][0, i] for i in rows.values()])
             success.append(bool(step["success"][0]))
-            obs = self._sync(step["qpos"][0], step["qvel"][0])
+            # LIBERO's done reads the state entering the step's last substep: metasim's
+            # goal is judged on that state, the policy observes the state after the step.
+            self._sync(step["pre_qpos"][0], step["pre_qvel"][0])
             shadow.append(self._goal(start_body_pos))
+            obs = self._sync(step["qpos"][0], step["qvel"][0])
             if any(success[: len(success) - LATE_STEPS]):
                 break  # LATE_STEPS past LIBERO's success: metasim's check may hold a step later
         arr = np.array(objs).reshape(len(objs), len(rows), 3)
