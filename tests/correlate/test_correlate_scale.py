@@ -15,6 +15,7 @@ from metasim.cli.main import main
 from metasim.correlate import metrics as M
 from metasim.correlate.analysis import BootstrapSpec, analyze
 from metasim.correlate.study import load_study_csv
+from tests.cli_refusal import refused
 
 
 def write_study(path: Path, tasks: int, policies: int, seed: int = 1) -> Path:
@@ -60,18 +61,6 @@ def test_libero90_by_20_policies_is_fast_and_small(tmp_path: Path, reps: int) ->
     assert peak < 300 * 2**20, f"{peak / 2**20:.0f} MiB"
 
 
-def _refused(capsys, argv: list[str]) -> str:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert err.startswith("error: ") and "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1, err
-    return err
-
-
 @pytest.fixture
 def study_csv(tmp_path: Path) -> Path:
     return write_study(tmp_path / "s.csv", 2, 3)
@@ -92,20 +81,20 @@ def study_csv(tmp_path: Path) -> Path:
 def test_bad_arguments(capsys, tmp_path, study_csv, extra, expected) -> None:
     (tmp_path / "blocker").write_text("x")
     extra = [e.format(blocker=tmp_path / "blocker", tmp=tmp_path) for e in extra]
-    assert expected in _refused(capsys, ["correlate", "--input", str(study_csv), *extra])
+    assert expected in refused(capsys, ["correlate", "--input", str(study_csv), *extra])
 
 
 def test_replicates_times_rows_is_bounded(capsys, tmp_path, monkeypatch) -> None:
     csv = write_study(tmp_path / "s.csv", 10, 10)
     monkeypatch.setenv("METASIM_CORRELATE_MAX_CELLS", "50000")
-    err = _refused(capsys, ["correlate", "--input", str(csv), "--reps", "1000"])
+    err = refused(capsys, ["correlate", "--input", str(csv), "--reps", "1000"])
     assert "--reps × rows is 100000" in err and "METASIM_CORRELATE_MAX_CELLS" in err
 
 
 def test_episode_count_too_large(capsys, tmp_path) -> None:
     csv = tmp_path / "s.csv"
     csv.write_text("task,policy,sim_success,real_success,sim_n\nt,a,0.5,0.5,1e30\nt,b,0.2,0.1,10\n")
-    err = _refused(capsys, ["correlate", "--input", str(csv), "--reps", "10"])
+    err = refused(capsys, ["correlate", "--input", str(csv), "--reps", "10"])
     assert "sim_n" in err and "1e30" in err
 
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from metasim.cli.main import main
 from metasim.recon.camera import Intrinsics
 from metasim.recon.synthetic import write_rgbd_capture
+from tests.cli_refusal import refused
 
 
 def _capture(folder, n=3, w=32, h=24, depth_format="png"):
@@ -26,15 +26,7 @@ def _capture(folder, n=3, w=32, h=24, depth_format="png"):
 
 def _recon(capsys, tmp_path, source, out=None):
     out = out or tmp_path / "out"
-    try:
-        code = main(["recon", str(source), "--out", str(out), "--quiet"])
-    except SystemExit as exc:  # refused while parsing the arguments
-        code = exc.code
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert err.startswith("error: ") and "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1, err
-    return err
+    return refused(capsys, ["recon", str(source), "--out", str(out), "--quiet"])
 
 
 def _png_claiming(path, width, height):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from metasim.cli.main import main
+from tests.cli_refusal import refused
 
 TASK = {
     "success_rate": 0.5,
@@ -26,21 +27,9 @@ def _summary(folder: Path, config: dict) -> Path:
     return folder
 
 
-def _refused(capsys, argv: list[str]) -> str:
-    try:
-        code = main(argv)
-    except SystemExit as exc:
-        code = exc.code
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert err.startswith("error: ") and "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1, err
-    return err
-
-
 def test_deep_summary_json(tmp_path: Path, capsys) -> None:
     (tmp_path / "summary.json").write_text("[" * 100_000 + "]" * 100_000)
-    err = _refused(capsys, ["report", str(tmp_path)])
+    err = refused(capsys, ["report", str(tmp_path)])
     assert "summary.json" in err and "nested more than" in err
 
 
@@ -50,7 +39,7 @@ def test_parquet_missing_columns(tmp_path: Path, capsys) -> None:
 
     run = _summary(tmp_path / "run", {"policy": {"kind": "scripted"}, "seed": 0})
     pq.write_table(pa.table({"task": ["t"], "episode": [0]}), run / "episodes.parquet")
-    err = _refused(capsys, ["report", str(run)])
+    err = refused(capsys, ["report", str(run)])
     assert "episodes.parquet" in err and "'seed' is missing" in err and "'success'" in err
 
 
