@@ -42,6 +42,9 @@ DEPS=(
 if ! "$PIP" show lerobot 2>/dev/null | grep -qx "Version: ${LEROBOT_VERSION}"; then
   "$PIP" install -q --no-deps "lerobot==${LEROBOT_VERSION}"
 fi
+# torch's triton (GPU kernels only) clashes with Mesa's llvmpipe (see scripts/setup.sh);
+# the installs above bring it back when it is missing.
+"$PIP" uninstall -q -y triton 2>/dev/null || true
 "$(dirname "$PIP")/python" -c "
 import torch, torchvision
 assert torch.__version__.split('+')[0] == '2.14.1', f'torch changed: {torch.__version__}'

@@ -42,6 +42,10 @@ fi
 if [ -z "${METASIM_EXTRAS:-}" ] || [[ ",${METASIM_EXTRAS}," == *",libero,"* ]]; then
   bash scripts/install_libero.sh
 fi
+# triton (a dependency of PyPI's CUDA torch, used only to compile GPU kernels) bundles its
+# own LLVM, which clashes with Mesa's llvmpipe (offscreen rendering): importing torch after
+# a MuJoCo render segfaults in triton's native module. torch runs on the CPU without it.
+.venv/bin/python -m pip uninstall -q -y triton 2>/dev/null || true
 # draccus (a LeRobot dependency) ships its own test suite as a top-level `tests` package,
 # which shadows this repository's tests/ on import: remove that stray folder.
 SITE=$(.venv/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
