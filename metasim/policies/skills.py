@@ -152,6 +152,17 @@ def pick_phases(ctx: PolicyContext, obj: str, carry: float) -> list[Phase]:
         Phase(
             "approach", lambda v, a: v.obj(obj) + hover * up, OPEN, tol=0.02, speed=0.03, align=al
         ),
+        # centred within a few mm before going down: a wide object leaves the open
+        # fingers ~6 mm either side, and a finger that lands on its top stalls the descent
+        Phase(
+            "centre",
+            lambda v, a: v.obj(obj) + hover * up,
+            OPEN,
+            tol=0.004,
+            max_steps=30,
+            speed=0.01,
+            align=al,
+        ),
         Phase(
             "descend",
             lambda v, a: v.obj(obj) + grasp_dz * up,
