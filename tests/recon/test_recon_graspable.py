@@ -43,8 +43,8 @@ def _box_object(name: str, half: tuple[float, float, float]) -> ReconObject:
 def test_choice_skips_what_the_gripper_cannot_take():
     objects = [
         _box_object("wide", (0.06, 0.08, 0.04)),  # 12 cm across its narrower side
-        _box_object("flat", (0.02, 0.02, 0.005)),  # 1 cm high
-        _box_object("tower", (0.02, 0.02, 0.15)),  # 30 cm tall
+        _box_object("flat", (0.02, 0.02, 0.003)),  # 6 mm high
+        _box_object("tower", (0.02, 0.02, 0.25)),  # 50 cm tall
         _box_object("mug", (0.03, 0.04, 0.05)),
     ]
     choice = choose_target(objects)
