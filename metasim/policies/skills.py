@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from metasim.policies.base import PolicyContext
-from metasim.rotations import quat_to_mat, quat_yaw
+from metasim.policies.grasp import closing_yaw, grasp_geometry
+from metasim.rotations import quat_yaw
 from metasim.scene.schema import DrawerSpec, ExpertSpec
 
 OPEN, CLOSED = 1.0, 0.0
@@ -34,6 +35,10 @@ class ObsView:
 
     def obj(self, name: str) -> np.ndarray:
         return np.asarray(self.s["object_pos"][:, self.ctx.object_names.index(name)])
+
+    def obj_quat(self, name: str) -> np.ndarray:
+        """(B, 4) orientation (w, x, y, z) of object `name`."""
+        return np.asarray(self.s["object_quat"][:, self.ctx.object_names.index(name)])
 
     def obj_yaw(self, name: str) -> np.ndarray:
         return quat_yaw(self.s["object_quat"][:, self.ctx.object_names.index(name)])
@@ -98,18 +103,14 @@ def wrap_angle(angle: np.ndarray, period: float) -> np.ndarray:
 
 
 def object_align(ctx: PolicyContext, name: str) -> Align:
-    """How the gripper aligns to grasp object `name`: across its narrower horizontal side,
-    modulo the object's symmetry (90 degrees for a square box); round objects standing
-    upright need no alignment."""
-    spec = next(o for o in ctx.compiled.scene.objects if o.name == name)
-    upright = abs(quat_to_mat(np.asarray(spec.quat))[2, 2]) > 0.99
-    if spec.shape == "sphere" or (spec.shape in ("cylinder", "capsule") and upright):
+    """How the gripper aligns to grasp object `name`: closing along the axis that
+    `grasp_geometry` chooses, modulo its symmetry; round objects about the vertical
+    need no alignment."""
+    geom = grasp_geometry(ctx, name)
+    axis = geom.axis
+    if axis is None:
         return Align()
-    hx, hy = ctx.compiled.index.object_half[ctx.object_names.index(name), :2]
-    if abs(hx - hy) < 1e-6:
-        return Align(lambda v: v.obj_yaw(name), np.pi / 2)
-    turn = 0.0 if hy <= hx else np.pi / 2  # close the fingers along the shorter side
-    return Align(lambda v: v.obj_yaw(name) + turn, np.pi)
+    return Align(lambda v: closing_yaw(v.obj_quat(name), axis), geom.period)
 
 
 def fixture_yaw(ctx: PolicyContext, name: str) -> float:
@@ -140,15 +141,28 @@ def place_align(ctx: PolicyContext, obj: str, target: str) -> Align:
 
 
 def pick_phases(ctx: PolicyContext, obj: str, carry: float) -> list[Phase]:
-    # Grasp height over the object's centre: the fingertips (2 cm below the grasp site)
-    # stay off the table, and the palm (3.8 cm above it) 1 cm clear of a tall object's top.
-    half_z = _half_z(ctx, obj)
-    grasp_dz = max(0.022 - half_z, half_z - 0.028)
+    """Approach over the object (high enough to clear a tall one), descend to the grasp
+    height `grasp_geometry` chooses, close across the chosen side, lift by `carry`."""
+    geom = grasp_geometry(ctx, obj)
+    grasp_dz, hover = geom.grasp_dz, geom.hover
     up = np.array([0.0, 0.0, 1.0])
     al = object_align(ctx, obj)
     hold = Align(grip_yaw)
     return [
-        Phase("approach", lambda v, a: v.obj(obj) + 0.1 * up, OPEN, tol=0.02, speed=0.03, align=al),
+        Phase(
+            "approach", lambda v, a: v.obj(obj) + hover * up, OPEN, tol=0.02, speed=0.03, align=al
+        ),
+        # centred within a few mm before going down: a wide object leaves the open
+        # fingers ~6 mm either side, and a finger that lands on its top stalls the descent
+        Phase(
+            "centre",
+            lambda v, a: v.obj(obj) + hover * up,
+            OPEN,
+            tol=0.004,
+            max_steps=30,
+            speed=0.01,
+            align=al,
+        ),
         Phase(
             "descend",
             lambda v, a: v.obj(obj) + grasp_dz * up,

@@ -27,6 +27,7 @@ from metasim.recon.scene_out import (
     write_meshes,
     write_scene_yaml,
 )
+from metasim.recon.target import TargetChoice, choose_target
 
 
 @dataclass(frozen=True)
@@ -118,9 +119,9 @@ def write_scene(
     intr: Intrinsics,
     description: str,
     source: str,
-) -> Path:
+) -> tuple[Path, TargetChoice]:
     """Write meshes and scene.yaml; the camera `scan` sits at `view_pose` (camera-to-world
-    of the chosen scan frame)."""
+    of the chosen scan frame). Returns the scene file and the task's object choice."""
     if not layout.objects:
         from metasim.errors import MetasimInputError
 
@@ -134,12 +135,19 @@ def write_scene(
     write_meshes(out, layout.background, layout.objects)
     pose = fr.pose_to_scene(layout.world_to_scene, view_pose)
     cam = camera_entry("scan", pose, intr.fovy, intr.width, intr.height)
+    choice = choose_target(layout.objects)
     data = scene_dict(
-        scene_name(out), description, layout.table_centre, layout.table_half, layout.objects, cam
+        scene_name(out),
+        description,
+        layout.table_centre,
+        layout.table_half,
+        layout.objects,
+        cam,
+        choice.name,
     )
     path = out / "scene.yaml"
     write_scene_yaml(path, data, "Written by `metasim recon`; see report.json for its quality.")
-    return path
+    return path, choice
 
 
 def layout_stats(layout: Layout) -> dict[str, Any]:

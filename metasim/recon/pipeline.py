@@ -132,10 +132,11 @@ def reconstruct(source: Path, out: Path, opts: ReconOptions | None = None) -> di
         )
         view = int(held[0] if len(held) else poses_ok[0])
         desc = f"Reconstructed by metasim recon ({geo['info']['path']}) from {source}"
-        scene_file = write_scene(out, layout, poses[view], intr, desc, str(source))
+        scene_file, target = write_scene(out, layout, poses[view], intr, desc, str(source))
         tick()
     report["scene"] = {"file": str(scene_file), "scan_camera_frame": frames.names[view]}
     report["scene"].update(layout_stats(layout))
+    report["task"] = target.report()
     report["world_to_scene"] = layout.world_to_scene.tolist()
     report["quality"] = _quality(out, frames, poses, intr, held, layout, scale, bar)
     report["seconds"] = round(time.perf_counter() - t0, 2)

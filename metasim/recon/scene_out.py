@@ -18,6 +18,7 @@ from ruamel.yaml import YAML
 
 from metasim.recon.camera import CV_TO_GL
 from metasim.recon.objects import MeshData, ReconObject, write_obj
+from metasim.recon.target import MASS
 from metasim.recon.texture import bake_atlas
 from metasim.rotations import mat_to_quat
 
@@ -84,10 +85,10 @@ def scene_dict(
     table_half: np.ndarray,
     objects: list[ReconObject],
     camera: dict,
+    target: str,
 ) -> dict[str, Any]:
     """The scene YAML's content: invisible table collision, the scan background, the
-    objects, a scan camera and the task "lift <largest object>"."""
-    target = objects[0].name
+    objects, a scan camera and the task "lift <target>" (see `target.choose_target`)."""
     return {
         "name": name,
         "description": description,
@@ -104,7 +105,7 @@ def scene_dict(
         "objects": [
             {"name": "background", "shape": "mjcf", "mjcf": "background.xml", "free": False}
         ]
-        + [object_entry(ob, mass=0.08) for ob in objects],
+        + [object_entry(ob, mass=MASS) for ob in objects],
         "cameras": [
             camera,
             {"name": "wrist", "mount": "wrist", "fovy": 70, "width": 128, "height": 128},
