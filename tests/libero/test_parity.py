@@ -76,7 +76,10 @@ def test_bad_arguments_exit_2_with_one_paragraph(
     argv = ["libero", "parity", "--init", "0", *args]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"error: {field}:") and "\n" not in err and "Traceback" not in err
+    # range errors are the CLI's bounded arguments ("argument --task: ..."), the rest the
+    # parity checks' ("error: --suite: ...")
+    named = err.startswith(f"error: {field}:") or f"argument {field}:" in err
+    assert err.startswith("error: ") and named and "\n" not in err and "Traceback" not in err
 
 
 def test_smooth_actions_are_seeded_and_bounded() -> None:
