@@ -23,6 +23,7 @@ from metasim.libero.reference import ReferenceSim
 from metasim.libero.xcheck import MetasimEpisode, Replay, classify, object_fate, run_metasim
 from metasim.libero.xcheck_run import JSONL, SUMMARY, run_xcheck
 from metasim.scene.compile import compile_scene
+from metasim.tasks.fixture_placement import episode_fixture_poses
 
 SUITE, TASK = "libero_spatial", 0
 EXPERT = RolloutSpec.of(
@@ -193,14 +194,19 @@ def test_xcheck_one_task_one_init_end_to_end(
 
 def test_recorded_start_is_metasims_reset() -> None:
     """The start record is metasim's state after its reset: init state k in LIBERO's
-    layout, and the fixtures' poses as compiled (today: their region centres)."""
+    layout, and the fixtures' poses the episode ran with (drawn from its seed as LIBERO's
+    placement sampler draws them, not the compiled region centres)."""
     ep = next(run_metasim(SUITE, TASK, [3], RolloutSpec.of("noop")))
     task = libero_scene.load_task(f"libero:{SUITE}/{TASK}")
     nq = len(ep.qpos)
     assert np.array_equal(ep.qpos, task.init_states[3, 1 : 1 + nq])
     compiled = compile_scene(task.scene)
+    drawn = episode_fixture_poses(compiled, ep.seed)
+    assert ep.fixtures and set(ep.fixtures) == set(drawn)
     for name, pose in ep.fixtures.items():
-        assert np.allclose(pose[:3], compiled.model.body(name).pos)
+        pos, quat = drawn[name]
+        assert np.allclose(pose[:3], pos) and np.allclose(pose[3:], quat)
+        assert not np.allclose(pose[:3], compiled.model.body(name).pos)
 
 
 @pytest.mark.parametrize(
