@@ -10,6 +10,27 @@ from collections.abc import Sequence
 import numpy as np
 
 
+def rows_times(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """`a @ w` for a batch `a` (..., K) and a constant `w` (K, N) or (K,), with every
+    row's sums taken in one fixed order (k = 0, 1, ..., K - 1; zero rows of `w` skipped).
+
+    BLAS picks its kernel by the batch's size, so `a @ w` can differ in the last bit
+    between a row on its own and the same row inside a batch; an expert's actions would
+    then depend on `num_envs` and on which episodes share a batch. Elementwise products
+    and sums round the same whatever the batch."""
+    a = np.asarray(a, dtype=np.float64)
+    rows = np.flatnonzero(np.any(w.reshape(w.shape[0], -1), axis=1)).tolist()
+    if w.ndim == 1:
+        out = a[..., rows[0]] * w[rows[0]]
+        for k in rows[1:]:
+            out += a[..., k] * w[k]
+    else:
+        out = a[..., rows[0], None] * w[rows[0]]
+        for k in rows[1:]:
+            out += a[..., k, None] * w[k]
+    return np.asarray(out)
+
+
 def yaw_quat(yaw: float) -> np.ndarray:
     """Rotation by `yaw` about +z, shape (4,)."""
     return np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
@@ -86,12 +107,12 @@ def mat_to_quat(mat: np.ndarray) -> np.ndarray:
     """(..., 3, 3) rotation matrices to (..., 4) unit quaternions with w >= 0.
 
     Shepperd's method: for each matrix, pivot on the largest of (w, x, y, z). The 4x4
-    table of candidates is one matrix product (a handful of numpy calls whatever the
-    batch: this runs every control step).
+    table of candidates is one product with a constant table (`rows_times`: a few numpy
+    calls whatever the batch, and the same bits for a row alone or in a batch).
     """
     m = np.asarray(mat, dtype=np.float64)
     lead = m.shape[:-2]
-    cands = m.reshape(-1, 9) @ _M2Q_W
+    cands = rows_times(m.reshape(-1, 9), _M2Q_W)
     cands += _M2Q_OFF
     b = cands.shape[0]
     pivot = cands[:, _DIAG].argmax(axis=1)  # row of the table to take, per matrix
@@ -109,7 +130,7 @@ def quat_to_mat(q: np.ndarray) -> np.ndarray:
     flat = q.reshape(-1, 4)
     outer = (flat[:, :, None] * flat[:, None, :]).reshape(-1, 16)
     outer /= outer[:, (0, 5, 10, 15)].sum(axis=1, keepdims=True)  # |q|^2
-    return (outer @ _Q2M_W + _EYE9).reshape(*lead, 3, 3)
+    return (rows_times(outer, _Q2M_W) + _EYE9).reshape(*lead, 3, 3)
 
 
 def quat_yaw(q: np.ndarray) -> np.ndarray:
@@ -117,17 +138,17 @@ def quat_yaw(q: np.ndarray) -> np.ndarray:
     `yaw_of(quat_to_mat(q))` without building the matrices."""
     q = np.asarray(q, dtype=np.float64)
     # 2 (x y + w z) = q . (z, y, x, w) and w^2 + x^2 - y^2 - z^2: a few calls whatever
-    # the batch (this runs every control step)
-    return np.arctan2((q * q[..., _WZYX]) @ _ONES4, (q * q) @ _YAW_DEN)
+    # the batch (this runs every control step), each row summed alone (`rows_times`)
+    return np.arctan2(rows_times(q * q[..., _WZYX], _ONES4), rows_times(q * q, _YAW_DEN))
 
 
 def quat_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Hamilton product, (..., 4) x (..., 4): the outer product a b^T (flat) times a
-    (16, 4) table of signs (a few calls whatever the batch)."""
+    (16, 4) table of signs (a few calls whatever the batch; `rows_times`)."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     outer = a[..., :, None] * b[..., None, :]
-    return np.asarray(outer.reshape(*outer.shape[:-2], 16) @ _QMUL)
+    return rows_times(outer.reshape(*outer.shape[:-2], 16), _QMUL)
 
 
 def axis_angle_to_mat(rotvec: np.ndarray) -> np.ndarray:

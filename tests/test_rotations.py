@@ -6,7 +6,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from metasim.rotations import mat_to_quat, quat_mul, quat_to_mat, quat_yaw
+from metasim.rotations import mat_to_quat, quat_mul, quat_to_mat, quat_yaw, rows_times
 
 
 def _unit_quats(n: int, seed: int) -> np.ndarray:
@@ -63,3 +63,30 @@ def test_quat_yaw_is_the_heading_of_the_frames_x_axis():
     expect = np.arctan2(mats[..., 1, 0], mats[..., 0, 0])
     np.testing.assert_allclose(quat_yaw(quats), expect, atol=1e-12)
     np.testing.assert_allclose(quat_yaw(2.5 * quats), expect, atol=1e-12)  # any norm
+
+
+@pytest.mark.parametrize("batch", [2, 3, 5, 17])
+def test_a_row_gets_the_same_bits_alone_as_in_a_batch(batch):
+    # BLAS's a @ w picks its kernel by the batch size; these helpers run on every control
+    # step, so a last-bit difference would make an expert's actions (and a collected
+    # dataset) depend on num_envs and on which episodes share a batch
+    rng = np.random.default_rng(batch)
+    q, p = rng.normal(size=(2, 300, batch, 4))
+    for a, b in zip(q, p, strict=True):
+        mats = quat_to_mat(a)
+        whole = (quat_yaw(a), mats, quat_mul(a, b), mat_to_quat(mats))
+        for i in range(batch):
+            one = slice(i, i + 1)
+            alone = (quat_yaw(a[one]), quat_to_mat(a[one]), quat_mul(a[one], b[one]))
+            alone += (mat_to_quat(mats[one]),)
+            for x, y in zip(whole, alone, strict=True):
+                assert np.array_equal(x[i], y[0])
+
+
+def test_rows_times_is_the_matrix_product():
+    rng = np.random.default_rng(0)
+    a, w, v = rng.normal(size=(6, 5)), rng.normal(size=(5, 3)), rng.normal(size=5)
+    w[2] = 0.0  # a zero row is skipped, not lost
+    np.testing.assert_allclose(rows_times(a, w), a @ w, rtol=1e-12)
+    np.testing.assert_allclose(rows_times(a, v), a @ v, rtol=1e-12)
+    np.testing.assert_allclose(rows_times(a.reshape(2, 3, 5), w), (a @ w).reshape(2, 3, 3))

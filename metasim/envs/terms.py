@@ -17,6 +17,7 @@ from typing import Literal
 import numpy as np
 
 from metasim.control.actions import as_slice
+from metasim.rotations import rows_times
 from metasim.scene.compile import CompiledScene
 from metasim.sim.base import Kinematics
 
@@ -89,7 +90,7 @@ def site_quat(layout: Layout, site: int) -> Callable[[Kinematics], np.ndarray]:
     right = np.array([[w, x, y, z], [-x, w, -z, y], [-y, z, w, -x], [-z, -y, x, w]])
 
     def read(kin: Kinematics) -> np.ndarray:
-        q = kin.body_quat[:, body] @ right
+        q = rows_times(kin.body_quat[:, body], right)
         q *= np.where(q[:, :1] < 0, -1.0, 1.0)
         return np.asarray(q)
 

@@ -29,7 +29,13 @@ from typing import Any, Literal, get_args
 import numpy as np
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from metasim.rotations import axis_angle_to_mat, mat_to_axis_angle, mat_to_quat, quat_to_mat
+from metasim.rotations import (
+    axis_angle_to_mat,
+    mat_to_axis_angle,
+    mat_to_quat,
+    quat_to_mat,
+    rows_times,
+)
 
 Space = Literal["ee_delta", "ee_pose", "joint_pos", "joint_vel", "osc_pose"]
 EnvSpace = Literal["ee_delta", "joint_pos", "osc_pose"]
@@ -277,7 +283,7 @@ class ActionConverter:
                 pos = pos * OSC_SCALE[0]
                 rot = axis_angle_to_mat(a[:, 3:6] * OSC_SCALE[1])
             if c.frame == "base":  # into the world frame
-                pos = pos @ self.base.T
+                pos = rows_times(pos, self.base.T)
                 if c.space == "ee_pose":
                     pos = pos + self.base_pos
                     rot = self.base @ rot
