@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
@@ -162,14 +162,9 @@ def _nerfstudio_source(path: Path) -> Source:
     )
 
 
-def read_json(path: Path) -> Any:
-    """Parsed JSON, its size and nesting bounded (metasim.guards.load_json)."""
-    return load_json(path)
-
-
 def load_intrinsics(path: Path) -> Intrinsics:
     """Parse intrinsics.json: fx, fy, cx, cy (pixels), width, height."""
-    data = read_json(path)
+    data = load_json(path)  # size and nesting bounded
     keys = ("fx", "fy", "cx", "cy", "width", "height")
     if not isinstance(data, dict):
         raise MetasimInputError(str(path), [f"expected a JSON object with {', '.join(keys)}"])
@@ -209,7 +204,7 @@ def load_poses(path: Path, frames: tuple[Path, ...]) -> np.ndarray:
 
     Accepted: a list of 4x4 matrices in frame order, or `{"convention": "opencv" |
     "opengl", "frames": [{"file": name, "camera_to_world": 4x4}, ...]}`."""
-    data = read_json(path)
+    data = load_json(path)  # size and nesting bounded
     convention = "opencv"
     if isinstance(data, dict):
         convention = str(data.get("convention", "opencv"))

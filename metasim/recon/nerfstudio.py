@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from metasim.errors import MetasimInputError
+from metasim.guards import load_json
 from metasim.recon.camera import CV_TO_GL, Intrinsics
 
 TRANSFORMS = "transforms.json"
@@ -61,10 +62,8 @@ def is_nerfstudio(path: Path) -> bool:
 
 def read_scan(folder: Path) -> NerfstudioScan:
     """Parse FOLDER/transforms.json and check that every file it names exists."""
-    from metasim.recon.inputs import read_json
-
     source = str(folder / TRANSFORMS)
-    meta = read_json(folder / TRANSFORMS)
+    meta = load_json(folder / TRANSFORMS)
     if not isinstance(meta, dict) or not isinstance(meta.get("frames"), list):
         raise MetasimInputError(source, ["expected a JSON object with a 'frames' list"], HINT)
     if not meta["frames"]:
