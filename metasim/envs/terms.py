@@ -21,7 +21,7 @@ import numpy as np
 from metasim.control.actions import as_slice
 from metasim.rotations import rows_times
 from metasim.scene.compile import CompiledScene
-from metasim.scene.kinds import KindRegistry
+from metasim.scene.kinds import OrderedRegistry
 from metasim.sim.base import Kinematics
 
 
@@ -100,7 +100,7 @@ def site_quat(layout: Layout, site: int) -> Callable[[Kinematics], np.ndarray]:
     return read
 
 
-OBS_TERMS: KindRegistry[ObsTerm] = KindRegistry("observation term")
+OBS_TERMS: OrderedRegistry[ObsTerm] = OrderedRegistry("observation term")
 
 OBS_TERMS.register(
     "joint_pos",

@@ -29,10 +29,19 @@ M = TypeVar("M", bound=type[BaseModel])
 _SCHEMA_ATTRS = ("__pydantic_core_schema__", "__pydantic_validator__", "__pydantic_serializer__")
 
 
-class KindRegistry(Registry[T]):
-    """A `Registry` that keeps its entries' registration order (`in_order`) and, once a
-    schema was made from it, rebuilds the models holding kind unions when an entry comes
-    or goes."""
+class OrderedRegistry(Registry[T]):
+    """A `Registry` whose entries keep their registration order (`in_order`): the
+    built-ins in definition order, then the plug-ins'."""
+
+    def in_order(self) -> list[tuple[str, T]]:
+        """(name, entry) in registration order (the built-ins and the plug-ins imported)."""
+        self.load()
+        return list(self._entries.items())
+
+
+class KindRegistry(OrderedRegistry[T]):
+    """The kinds of one schema union: once a schema was made from them, an entry that
+    comes or goes rebuilds the models holding kind unions."""
 
     @overload
     def register(self, name: str) -> Callable[[T], T]: ...
@@ -51,11 +60,6 @@ class KindRegistry(Registry[T]):
     def unregister(self, name: str) -> None:
         super().unregister(name)
         _rebuild_if_built()
-
-    def in_order(self) -> list[tuple[str, T]]:
-        """(name, entry) in registration order (the built-ins and the plug-ins imported)."""
-        self.load()
-        return list(self._entries.items())
 
 
 PREDICATE_KINDS: KindRegistry[type[BaseModel]] = KindRegistry(

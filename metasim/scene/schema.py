@@ -318,9 +318,9 @@ class PhysicsSpec(Strict):
 
 @holds_kinds
 class Scene(Strict):
-    """A complete scene with its task. Loaded from YAML by `metasim.scene.load_scene`.
-    Built when first used (its fixture and predicate unions come from the registries)."""
+    """A complete scene with its task. Loaded from YAML by `metasim.scene.load_scene`."""
 
+    # Built when first used: its fixture and predicate unions come from the registries.
     model_config = ConfigDict(defer_build=True)
 
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]+$")]
