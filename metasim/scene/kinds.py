@@ -23,6 +23,8 @@ from pydantic import BaseModel, Discriminator, Field, GetCoreSchemaHandler, Tag
 from pydantic_core import CoreSchema
 
 from metasim.registry import Registry, load_plugins
+from metasim.scene.predicate_base import PredicateBase
+from metasim.scene.schema_base import FixtureBase
 
 T = TypeVar("T")
 M = TypeVar("M", bound=type[BaseModel])
@@ -62,10 +64,10 @@ class KindRegistry(OrderedRegistry[T]):
         _rebuild_if_built()
 
 
-PREDICATE_KINDS: KindRegistry[type[BaseModel]] = KindRegistry(
+PREDICATE_KINDS: KindRegistry[type[PredicateBase]] = KindRegistry(
     "predicate kind", packages=("metasim.scene.task_schema",)
 )
-FIXTURE_KINDS: KindRegistry[type[BaseModel]] = KindRegistry(
+FIXTURE_KINDS: KindRegistry[type[FixtureBase]] = KindRegistry(
     "fixture kind", packages=("metasim.scene.schema",)
 )
 
@@ -95,7 +97,7 @@ def fixture_name(cls: type[BaseModel]) -> str:
     return args[0]
 
 
-def _checked(registry: KindRegistry[type[BaseModel]]) -> list[tuple[str, type[BaseModel]]]:
+def _checked(registry: KindRegistry[Any]) -> list[tuple[str, type[BaseModel]]]:
     """The registry's kinds, each checked to be keyed in YAML by its registered name."""
     key = predicate_name if registry is PREDICATE_KINDS else fixture_name
     kinds = registry.in_order()
