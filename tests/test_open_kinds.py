@@ -174,3 +174,17 @@ def test_an_observation_term_registered_from_outside(tmp_path: Path) -> None:
     finally:
         OBS_TERMS.unregister("toy_pad_offset")
     assert "toy_pad_offset" not in policy_terms()
+
+
+def test_a_kind_registered_under_another_name_than_its_key_is_refused(tmp_path: Path) -> None:
+    load_scene(_write(tmp_path))  # the schema is built: a registration rebuilds it now
+
+    class Misnamed(PredicateBase):
+        close_to: float
+
+    with pytest.raises(TypeError, match=r"predicate kind 'near_to' \(.*Misnamed\) is keyed"):
+        try:
+            PREDICATE_KINDS.register("near_to", Misnamed)
+        finally:
+            PREDICATE_KINDS.unregister("near_to")
+    assert isinstance(load_scene(_write(tmp_path)).task.success, AllOf)
