@@ -1,5 +1,7 @@
-"""The observation terms of the vector env: one table, iterated by everything that needs
-the vocabulary (the env's spaces and observations, state noise, a policy's state parts).
+"""The observation terms of the vector env: one registry, `OBS_TERMS`, iterated (in
+registration order) by everything that needs the vocabulary (the env's spaces and
+observations, state noise, a policy's state parts). A benchmark package adds a term with
+`OBS_TERMS.register(name, ObsTerm(...))`.
 
 Each term has its group (`policy`: what a policy may see; `privileged`: simulator state
 for scripted experts and critics), its per-env shape, its reader from the batched
@@ -19,6 +21,7 @@ import numpy as np
 from metasim.control.actions import as_slice
 from metasim.rotations import rows_times
 from metasim.scene.compile import CompiledScene
+from metasim.scene.kinds import OrderedRegistry
 from metasim.sim.base import Kinematics
 
 
@@ -97,82 +100,134 @@ def site_quat(layout: Layout, site: int) -> Callable[[Kinematics], np.ndarray]:
     return read
 
 
-OBS_TERMS: dict[str, ObsTerm] = {
-    "joint_pos": ObsTerm(
+OBS_TERMS: OrderedRegistry[ObsTerm] = OrderedRegistry("observation term")
+
+OBS_TERMS.register(
+    "joint_pos",
+    ObsTerm(
         "policy",
         lambda lay: (lay.n_arm,),
         source="qpos",
         index=lambda lay: lay.compiled.index.arm_qpos,
         noise=True,
     ),
-    "joint_vel": ObsTerm(
+)
+
+OBS_TERMS.register(
+    "joint_vel",
+    ObsTerm(
         "policy",
         lambda lay: (lay.n_arm,),
         source="qvel",
         index=lambda lay: lay.compiled.index.arm_dof,
     ),
-    "gripper": ObsTerm("policy", lambda lay: (1,), make=gripper_opening, low=0.0, high=1.0),
-    "ee_pos": ObsTerm(
+)
+
+OBS_TERMS.register(
+    "gripper", ObsTerm("policy", lambda lay: (1,), make=gripper_opening, low=0.0, high=1.0)
+)
+
+OBS_TERMS.register(
+    "ee_pos",
+    ObsTerm(
         "policy",
         lambda lay: (3,),
         source="site_pos",
         index=lambda lay: lay.compiled.index.ee_site,
         noise=True,
     ),
-    "ee_quat": ObsTerm(  # (w, x, y, z) of the grasp site
+)
+
+# (w, x, y, z) of the grasp site
+OBS_TERMS.register(
+    "ee_quat",
+    ObsTerm(
         "policy", lambda lay: (4,), make=lambda lay: site_quat(lay, lay.compiled.index.ee_site)
     ),
-    "hand_quat": ObsTerm(  # (w, x, y, z) of the hand body, as MuJoCo computes it (no sign fix)
+)
+
+# (w, x, y, z) of the hand body, as MuJoCo computes it (no sign fix)
+OBS_TERMS.register(
+    "hand_quat",
+    ObsTerm(
         "policy",
         lambda lay: (4,),
         source="body_quat",
         index=lambda lay: lay.compiled.index.hand_body,
     ),
-    "gripper_qpos": ObsTerm(  # the finger joints' positions (m), as LIBERO's state has them
+)
+
+# the finger joints' positions (m), as LIBERO's state has them
+OBS_TERMS.register(
+    "gripper_qpos",
+    ObsTerm(
         "policy",
         lambda lay: (len(lay.compiled.index.gripper_qpos),),
         source="qpos",
         index=lambda lay: lay.compiled.index.gripper_qpos,
     ),
-    "object_pos": ObsTerm(
+)
+
+OBS_TERMS.register(
+    "object_pos",
+    ObsTerm(
         "privileged",
         lambda lay: (len(lay.compiled.index.object_names), 3),
         source="body_pos",
         index=lambda lay: lay.compiled.index.object_body,
         noise=True,
     ),
-    "object_quat": ObsTerm(
+)
+
+OBS_TERMS.register(
+    "object_quat",
+    ObsTerm(
         "privileged",
         lambda lay: (len(lay.compiled.index.object_names), 4),
         source="body_quat",
         index=lambda lay: lay.compiled.index.object_body,
     ),
-    "fixture_qpos": ObsTerm(
+)
+
+OBS_TERMS.register(
+    "fixture_qpos",
+    ObsTerm(
         "privileged",
         lambda lay: (len(lay.compiled.index.joint_qpos),),
         source="qpos",
         index=lambda lay: lay.compiled.index.joint_qpos,
     ),
-    "fixture_body_pos": ObsTerm(
+)
+
+OBS_TERMS.register(
+    "fixture_body_pos",
+    ObsTerm(
         "privileged",
         lambda lay: (len(lay.fixture_body_ids), 3),
         source="body_pos",
         index=lambda lay: lay.fixture_body_ids,
     ),
-    "fixture_site_pos": ObsTerm(
+)
+
+OBS_TERMS.register(
+    "fixture_site_pos",
+    ObsTerm(
         "privileged",
         lambda lay: (len(lay.fixture_site_ids), 3),
         source="site_pos",
         index=lambda lay: lay.fixture_site_ids,
         noise=True,
     ),
-}
+)
 
-ROBOT_STATE = tuple(k for k, t in OBS_TERMS.items() if t.group == "policy")
+
+def policy_terms() -> tuple[str, ...]:
+    """The names of the `policy` group's terms (what a policy's state may be made of)."""
+    return tuple(k for k, t in OBS_TERMS.in_order() if t.group == "policy")
 
 
 def group_reader(group: str, layout: Layout) -> Callable[[Kinematics], dict[str, np.ndarray]]:
-    """Reads every term of `group`, (B, *shape) each, in table order; the terms' indices
-    are resolved once, here (this runs every control step)."""
-    readers = [(k, t.reader(layout)) for k, t in OBS_TERMS.items() if t.group == group]
+    """Reads every term of `group`, (B, *shape) each, in registration order; the terms'
+    indices are resolved once, here (this runs every control step)."""
+    readers = [(k, t.reader(layout)) for k, t in OBS_TERMS.in_order() if t.group == group]
     return lambda kin: {k: read(kin) for k, read in readers}

@@ -156,7 +156,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
     def _build_spaces(self) -> None:
         inf = np.inf
         groups: dict[str, dict[str, spaces.Space[Any]]] = {"policy": {}, "privileged": {}}
-        for key, term in OBS_TERMS.items():
+        for key, term in OBS_TERMS.in_order():
             shape = term.shape(self.layout)
             groups[term.group][key] = spaces.Box(term.low, term.high, shape, dtype=np.float64)
         policy = groups["policy"]
@@ -348,7 +348,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         std = self.noise.state_noise
         if std:
             groups = {"policy": policy, "privileged": privileged}
-            for key, term in OBS_TERMS.items():
+            for key, term in OBS_TERMS.in_order():
                 if term.noise:
                     group = groups[term.group]
                     group[key] = group[key] + self._gauss(std, group[key].shape[1:])

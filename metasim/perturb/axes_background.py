@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from metasim.libero.kinds.models import MjcfFixtureSpec
 from metasim.perturb.axes import axis
 from metasim.scene.schema import Scene
-from metasim.scene.schema_libero import MjcfFixtureSpec
 
 
 def _libero(floor: str, wall: str, table: str | None = None) -> dict[str, str]:

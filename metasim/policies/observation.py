@@ -30,27 +30,27 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from metasim.envs.terms import OBS_TERMS, ROBOT_STATE, Layout
+from metasim.envs.terms import OBS_TERMS, Layout, policy_terms
 from metasim.envs.vec_env import CameraView
 from metasim.policies.conventions import GRIPPERS, ROT_DIM, from_mat
 from metasim.policies.images import ImageSpec
 from metasim.rotations import quat_to_mat
 from metasim.scene.compile import CompiledScene
 
-STATE_PARTS = ROBOT_STATE  # the env's `policy` observation terms
 GRIPPER_FORMS = tuple(k for k, v in GRIPPERS.items() if v.absolute)  # as a state part
 
 
 def _check_part(part: str) -> str:
     head, _, arg = part.partition(":")
-    if not arg and (head in STATE_PARTS or head == "hand_axis_angle"):
+    terms = policy_terms()  # the env's `policy` observation terms
+    if not arg and (head in terms or head == "hand_axis_angle"):
         return part
     if head == "ee_rot" and arg in ROT_DIM:
         return part
     if head == "gripper" and arg in GRIPPER_FORMS:
         return part
     raise ValueError(
-        f"unknown state part {part!r}; expected one of {', '.join(STATE_PARTS)}, hand_axis_angle, "
+        f"unknown state part {part!r}; expected one of {', '.join(terms)}, hand_axis_angle, "
         f"ee_rot:<{'|'.join(ROT_DIM)}>, gripper:<{'|'.join(GRIPPER_FORMS)}>"
     )
 

@@ -1,7 +1,9 @@
 """Fixture builders: table, drawer cabinet, bin and goal marker, added to an MjSpec.
 
 All geometry is boxes so MJX collides it cheaply. Each builder adds bodies named after
-the fixture; `build` dispatches through a registry keyed by the fixture's `type`.
+the fixture; `build` dispatches through `FIXTURE_BUILDERS`, keyed by the fixture's
+`type`, where a benchmark package's fixture kinds register their builders too
+(`@builder(<model>)`).
 """
 
 from __future__ import annotations
@@ -12,26 +14,30 @@ from typing import Any
 
 import mujoco
 
+from metasim.registry import Registry
 from metasim.rotations import yaw_quat
+from metasim.scene.kinds import fixture_name
 from metasim.scene.schema import BinSpec, DrawerSpec, MarkerSpec, TableSpec
 
 BOX = mujoco.mjtGeom.mjGEOM_BOX
 Builder = Callable[[mujoco.MjSpec, Any, Path], float | None]  # (spec, fixture, base_dir)
-_BUILDERS: dict[type, Builder] = {}
+FIXTURE_BUILDERS: Registry[Builder] = Registry("fixture builder")
 
 
 def builder(kind: type) -> Callable[[Builder], Builder]:
-    def register(fn: Builder) -> Builder:
-        _BUILDERS[kind] = fn
-        return fn
-
-    return register
+    """Register the decorated function as the builder of fixture kind `kind` (a model
+    registered in `FIXTURE_KINDS`), under its `type`."""
+    return FIXTURE_BUILDERS.register(fixture_name(kind))
 
 
 def build(spec: mujoco.MjSpec, fixture: Any, base_dir: Path) -> float | None:
     """Add `fixture` to `spec` (a file it names is relative to `base_dir`, the scene
     file's folder); return the floor height it implies (tables), else None."""
-    return _BUILDERS[type(fixture)](spec, fixture, base_dir)
+    kind = fixture_name(type(fixture))
+    fn = FIXTURE_BUILDERS.get(kind)
+    if fn is None:
+        raise LookupError(f"fixture kind {kind!r} has no builder: register one with @builder")
+    return fn(spec, fixture, base_dir)
 
 
 def _box(

@@ -1,5 +1,6 @@
-"""Builders for fixtures and objects that come from MJCF files (`type: mjcf`, `type: site`,
-objects with `mjcf_body`), as imported scenes such as LIBERO's use them.
+"""Parts of a scene that come from MJCF files: loading a file, attaching one of its bodies
+(objects with `mjcf_body`; fixture kinds of benchmark packages build on these), reading
+its lights.
 
 A file's asset paths (meshes, textures) are made absolute before it is attached, so a
 file keeps working wherever the scene lives.
@@ -13,9 +14,7 @@ from pathlib import Path
 import mujoco
 
 from metasim.errors import MetasimInputError
-from metasim.scene.fixtures import builder
 from metasim.scene.schema import ObjectSpec
-from metasim.scene.schema_libero import MjcfFixtureSpec, SiteFixtureSpec, TableResize
 
 
 def load_mjcf(path: Path) -> mujoco.MjSpec:
@@ -58,7 +57,8 @@ def load_mjcf(path: Path) -> mujoco.MjSpec:
     return spec
 
 
-def _body_of(child: mujoco.MjSpec, name: str, path: Path) -> mujoco.MjsBody:
+def body_of(child: mujoco.MjSpec, name: str, path: Path) -> mujoco.MjsBody:
+    """Body `name` of `child` (the file at `path`); an input error naming the file if none."""
     body = child.body(name)
     if body is None:
         raise MetasimInputError(str(path), [f"has no body named {name!r}"])
@@ -71,7 +71,7 @@ def attach_body(
     """Attach body `body` of the file at `path` into the world as body `name` at pos/quat;
     names below it get the prefix `<name>_`."""
     child = load_mjcf(path)
-    src = _body_of(child, body, path)
+    src = body_of(child, body, path)
     src.pos = [0.0, 0.0, 0.0]
     src.quat = [1.0, 0.0, 0.0, 0.0]
     frame = spec.worldbody.add_frame(pos=pos, quat=quat)
@@ -95,39 +95,6 @@ def add_free_joint(body: mujoco.MjsBody, ob: ObjectSpec) -> None:
     joint.damping = [ob.free_damping, 0.0, 0.0]  # MuJoCo 4: the linear coefficient first
 
 
-@builder(MjcfFixtureSpec)
-def _mjcf(spec: mujoco.MjSpec, fx: MjcfFixtureSpec, base_dir: Path) -> float | None:
-    path = (base_dir / fx.file).resolve()  # absolute, or relative to the scene file
-    if fx.body is not None:
-        attach_body(spec, path, fx.body, fx.name, list(fx.pos), list(fx.quat))
-        return None
-    child = load_mjcf(path)
-    if fx.table is not None:
-        _resize_table(child, fx.table, path)
-    if not fx.cameras:
-        for cam in list(child.cameras):
-            child.delete(cam)
-    if not fx.lights:
-        for light in list(child.lights):
-            child.delete(light)
-    _swap_textures(child, fx, path)
-    frame = spec.worldbody.add_frame(pos=list(fx.pos), quat=list(fx.quat))
-    spec.attach(child, prefix=fx.prefix, frame=frame)
-    return None
-
-
-def _swap_textures(child: mujoco.MjSpec, fx: MjcfFixtureSpec, path: Path) -> None:
-    """Point the file's textures named in `fx.textures` at other image files."""
-    for name, image in fx.textures.items():
-        tex = child.texture(name)
-        file = (path.parent / image).resolve()
-        if tex is None or not file.is_file():
-            known = sorted(t.name for t in child.textures if t.name)
-            why = f"no texture {name!r} (it has {known})" if tex is None else f"no file {file}"
-            raise MetasimInputError(f"fixture {fx.name!r}, textures", [f"{path.name}: {why}"])
-        tex.file = str(file)
-
-
 def mjcf_lights(path: Path, prefix: str = "") -> list[dict[str, object]]:
     """The lights at the top of the worldbody of the MJCF file at `path`, as `LightSpec`
     fields (names with `prefix`), so a scene can declare a file's lights as its own."""
@@ -149,42 +116,3 @@ def mjcf_lights(path: Path, prefix: str = "") -> list[dict[str, object]]:
              "castshadow": el.get("castshadow", "true") == "true"}
         )  # fmt: skip
     return out
-
-
-def _resize_table(child: mujoco.MjSpec, t: TableResize, path: Path) -> None:
-    """robosuite TableArena: the top's half sizes and friction, its body at the offset
-    minus half the thickness, legs of half length (z - half thickness) / 2, 0.1 m in from
-    the corners."""
-    body = _body_of(child, "table", path)
-    hx, hy, hz = (s / 2 for s in t.full_size)
-    body.pos = [t.offset[0], t.offset[1], t.offset[2] - hz]
-    leg_half = (t.offset[2] - hz) / 2
-    corners = [(1, 1), (-1, 1), (-1, -1), (1, -1)]
-    for geom in body.geoms:
-        if geom.name in ("table_collision", "table_visual"):
-            geom.size = [hx, hy, hz]
-            if geom.name == "table_collision":
-                geom.friction = list(t.friction)
-        elif geom.name.startswith("table_leg") and geom.name.endswith("_visual"):
-            sx, sy = corners[int(geom.name[len("table_leg")]) - 1]
-            geom.pos = [sx * (hx - 0.1), sy * (hy - 0.1), -leg_half]
-            geom.size = [0.025, leg_half, 0.0]
-    for site in body.sites:
-        if site.name == "table_top":
-            site.pos = [0.0, 0.0, hz]
-
-
-@builder(SiteFixtureSpec)
-def _site(spec: mujoco.MjSpec, fx: SiteFixtureSpec, base_dir: Path) -> float | None:
-    parent = spec.worldbody if fx.body is None else spec.body(fx.body)
-    if parent is None:
-        raise MetasimInputError(fx.name, [f"site parent body {fx.body!r} does not exist"])
-    parent.add_site(
-        name=fx.name,
-        type=mujoco.mjtGeom.mjGEOM_BOX,
-        pos=list(fx.pos),
-        quat=list(fx.quat),
-        size=list(fx.size),
-        rgba=list(fx.rgba),
-    )
-    return None

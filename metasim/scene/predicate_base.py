@@ -1,9 +1,11 @@
 """What every predicate kind of the scene schema declares (its sub-predicates and the
-names it refers to), shared by the core kinds and the imported ones (LIBERO's)."""
+names it refers to), shared by the core kinds and those of benchmark packages."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from pydantic import ConfigDict
 
 from metasim.scene.schema_base import Strict
 
@@ -23,7 +25,12 @@ class Ref(NamedTuple):
 
 class PredicateBase(Strict):
     """What every predicate kind declares: its sub-predicates (with their place) and the
-    names it refers to; reference checks and walks iterate these."""
+    names it refers to; reference checks and walks iterate these. A kind registers its
+    model with `@PREDICATE_KINDS.register(<its one key>)` (metasim.scene.kinds) and its
+    evaluator with `@predicate(<model>)` (metasim.tasks.predicates). Built when first used
+    (a kind may hold predicates, whose union is made from the registry then)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     def children(self) -> list[tuple[tuple[int | str, ...], Predicate]]:
         return []

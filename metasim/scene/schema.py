@@ -4,6 +4,9 @@ One schema for everything a scene declares: the robot, objects, fixtures, camera
 lights, materials, initial-state ranges and the task (instruction, success predicate
 tree, subgoals, time limit, control frequency). Units are SI: metres, kilograms,
 seconds, radians (fovy in degrees, as MuJoCo has it). Quaternions are (w, x, y, z).
+
+Fixtures and predicates are open kinds (metasim.scene.kinds): the core's are here and in
+task_schema, registered by name; a benchmark package registers its own.
 """
 
 from __future__ import annotations
@@ -11,12 +14,14 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    ConfigDict,
     Field,
     field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
+from metasim.scene.kinds import FIXTURE_KINDS, KindUnion, fixture_union, holds_kinds
 from metasim.scene.schema_base import (
     RGBA,
     FixtureBase,
@@ -27,9 +32,7 @@ from metasim.scene.schema_base import (
     UnitQuat,
     Vec3,
 )
-from metasim.scene.schema_libero import MjcfFixtureSpec, SiteFixtureSpec
 from metasim.scene.task_schema import (
-    PREDICATE_KINDS,
     AllOf,
     AnyOf,
     ExpertSpec,
@@ -173,6 +176,7 @@ class ObjectSpec(Strict):
 # ---------------------------------------------------------------- fixtures
 
 
+@FIXTURE_KINDS.register("table")
 class TableSpec(FixtureBase):
     """A table whose top surface is at `height` (z), centred at `pos` (x, y)."""
 
@@ -188,6 +192,7 @@ class TableSpec(FixtureBase):
     friction: tuple[NonNegFloat, NonNegFloat, NonNegFloat] = (1.0, 0.005, 0.0001)
 
 
+@FIXTURE_KINDS.register("drawer")
 class DrawerSpec(FixtureBase):
     """A cabinet with one drawer on a slide joint; the front faces -x rotated by `yaw`.
 
@@ -217,6 +222,7 @@ class DrawerSpec(FixtureBase):
         return (self.name, f"{self.name}/slide")
 
 
+@FIXTURE_KINDS.register("bin")
 class BinSpec(FixtureBase):
     """An open box fixed to the table: inner half-extents `half_size`, walls `wall` thick."""
 
@@ -229,6 +235,7 @@ class BinSpec(FixtureBase):
     material: str | None = None
 
 
+@FIXTURE_KINDS.register("marker")
 class MarkerSpec(FixtureBase):
     """A flat, non-colliding coloured patch on the table (a goal region shown to cameras)."""
 
@@ -239,10 +246,8 @@ class MarkerSpec(FixtureBase):
     rgba: RGBA = (0.1, 0.7, 0.2, 1.0)
 
 
-FixtureSpec = Annotated[
-    TableSpec | DrawerSpec | BinSpec | MarkerSpec | MjcfFixtureSpec | SiteFixtureSpec,
-    Field(discriminator="type"),
-]
+# A fixture of any registered kind (typed as their base for the type checker).
+FixtureSpec = Annotated[FixtureBase, KindUnion(fixture_union)]
 
 
 # ---------------------------------------------------------------- cameras and lights
@@ -311,8 +316,12 @@ class PhysicsSpec(Strict):
     """Line-search iterations of the solver (MuJoCo's default, 50, when unset)."""
 
 
+@holds_kinds
 class Scene(Strict):
     """A complete scene with its task. Loaded from YAML by `metasim.scene.load_scene`."""
+
+    # Built when first used: its fixture and predicate unions come from the registries.
+    model_config = ConfigDict(defer_build=True)
 
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]+$")]
     description: str = ""
@@ -344,7 +353,6 @@ class Scene(Strict):
 
 # The schema's models, the building blocks and the task models included (re-exported).
 __all__ = [
-    "PREDICATE_KINDS",
     "RGBA",
     "AllOf",
     "AnyOf",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import (
     BaseModel,
@@ -11,6 +11,9 @@ from pydantic import (
 )
 from pydantic.functional_validators import AfterValidator
 from pydantic_core import PydanticCustomError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Vec3 = tuple[float, float, float]
 Quat = tuple[float, float, float, float]
@@ -38,8 +41,9 @@ UnitQuat = Annotated[Quat, AfterValidator(_unit_quat)]
 class FixtureBase(Strict):
     """What every fixture kind declares: the names it creates in the compiled scene
     (bodies usable as region frames and supports, sites usable as expert targets, joints
-    by the names predicates may use). One subclass per kind, its builder registered in
-    metasim.scene.fixtures."""
+    by the names predicates may use) and whether its root body is re-placed at every reset.
+    One subclass per kind, registered with `@FIXTURE_KINDS.register(<its type>)`
+    (metasim.scene.kinds), its builder with `@builder(<model>)` (metasim.scene.fixtures)."""
 
     name: str
 
@@ -51,3 +55,17 @@ class FixtureBase(Strict):
 
     def joints(self) -> tuple[str, ...]:
         return ()
+
+    def placed(self) -> bool:
+        """Whether the root body is re-placed at every reset (`draw_pose`); most kinds stay
+        where they are compiled."""
+        return False
+
+    def nominal_pose(self) -> tuple[Vec3, Quat]:
+        """(pos, quat w first) of the root body in the compiled model (placed kinds)."""
+        raise NotImplementedError(f"fixture kind {type(self).__name__} is not placed at reset")
+
+    def draw_pose(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """One reset pose of the root body drawn from `rng`: (pos (3,), quat (4,) w first)
+        in the world (placed kinds; the root is a child of the world)."""
+        raise NotImplementedError(f"fixture kind {type(self).__name__} is not placed at reset")

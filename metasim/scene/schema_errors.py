@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from metasim.scene.schema import PREDICATE_KINDS, Scene
+from metasim.scene.kinds import PREDICATE_KINDS, KindUnion
+from metasim.scene.schema import Scene
 from metasim.yamlio import Loc
 from metasim.yamlio import at as _at
 from metasim.yamlio import dotted as _dotted
@@ -229,7 +230,7 @@ def _duplicate(loc: Loc, name: Any, data: Any) -> tuple[Loc, str]:
 
 
 def _predicate_problem(node: Any) -> str:
-    kinds = ", ".join(PREDICATE_KINDS)
+    kinds = ", ".join(name for name, _ in PREDICATE_KINDS.in_order())
     if not isinstance(node, dict):
         return f"expected a predicate (a mapping with one key, one of: {kinds}), got {short(node)}"
     keys = [str(k) for k in node]
@@ -304,11 +305,18 @@ def _type_at(loc: Loc, data: Any) -> Any:
         field = tp.model_fields.get(part) or tp.model_fields.get(f"{part}_")
         if field is None:
             return Any
-        tp = field.annotation
+        tp = _kind_union(field.metadata) or field.annotation
         node = node.get(part) if isinstance(node, dict) else None
     while typing.get_origin(tp) is typing.Annotated:
-        tp = typing.get_args(tp)[0]
+        args = typing.get_args(tp)
+        tp = _kind_union(args[1:]) or args[0]
     return tp
+
+
+def _kind_union(metadata: typing.Iterable[Any]) -> Any:
+    """The union of registered kinds a field's metadata stands for (None: not a union)."""
+    marker = next((m for m in metadata if isinstance(m, KindUnion)), None)
+    return None if marker is None else marker.union()
 
 
 def _resolve(tp: Any, node: Any) -> Any:
@@ -316,7 +324,8 @@ def _resolve(tp: Any, node: Any) -> Any:
     while True:
         origin = typing.get_origin(tp)
         if origin is typing.Annotated:
-            tp = typing.get_args(tp)[0]
+            args = typing.get_args(tp)
+            tp = _kind_union(args[1:]) or args[0]
             continue
         if origin in (typing.Union, types.UnionType):
             members = [a for a in typing.get_args(tp) if a is not type(None)]

@@ -1,21 +1,22 @@
 """The task part of the scene schema: regions, success predicates (a tree of
-kinds, each a tagged mapping), the scripted expert's parameters and the task itself."""
+kinds, each a tagged mapping), the scripted expert's parameters and the task itself.
+
+`Predicate` is the union of the registered predicate kinds (metasim.scene.kinds): the
+core's below, each registered with `@PREDICATE_KINDS.register(<its key>)`, and those of
+benchmark packages."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Field,
-    Tag,
-)
+from pydantic import ConfigDict, Field
 
+from metasim.scene.kinds import PREDICATE_KINDS, KindUnion, holds_kinds, predicate_union
 from metasim.scene.predicate_base import PredicateBase, Ref
 from metasim.scene.schema_base import NonNegFloat, PositiveFloat, Strict, Vec3
-from metasim.scene.schema_libero import LIBERO_KINDS, JointValue, RestingOn, SiteIn, SiteOn
+
+# A predicate of any registered kind (typed as their base for the type checker).
+Predicate = Annotated[PredicateBase, KindUnion(predicate_union)]
 
 # ---------------------------------------------------------------- task
 
@@ -54,6 +55,32 @@ class GraspedArgs(Strict):
     object: str
 
 
+@PREDICATE_KINDS.register("all")
+class AllOf(PredicateBase):
+    all: Annotated[list[Predicate], Field(min_length=1)]
+
+    def children(self) -> list[tuple[tuple[int | str, ...], Predicate]]:
+        return [(("all", i), c) for i, c in enumerate(self.all)]
+
+
+@PREDICATE_KINDS.register("any")
+class AnyOf(PredicateBase):
+    any: Annotated[list[Predicate], Field(min_length=1)]
+
+    def children(self) -> list[tuple[tuple[int | str, ...], Predicate]]:
+        return [(("any", i), c) for i, c in enumerate(self.any)]
+
+
+@PREDICATE_KINDS.register("not")
+class Not(PredicateBase):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    not_: Predicate = Field(alias="not")
+
+    def children(self) -> list[tuple[tuple[int | str, ...], Predicate]]:
+        return [(("not",), self.not_)]
+
+
+@PREDICATE_KINDS.register("in_region")
 class InRegion(PredicateBase):
     in_region: InRegionArgs
 
@@ -65,6 +92,7 @@ class InRegion(PredicateBase):
         return refs
 
 
+@PREDICATE_KINDS.register("on")
 class On(PredicateBase):
     on: OnArgs
 
@@ -75,6 +103,7 @@ class On(PredicateBase):
         ]
 
 
+@PREDICATE_KINDS.register("lifted")
 class Lifted(PredicateBase):
     lifted: LiftedArgs
 
@@ -82,6 +111,7 @@ class Lifted(PredicateBase):
         return [Ref(("lifted", "object"), "object", "object ", self.lifted.object)]
 
 
+@PREDICATE_KINDS.register("joint_open")
 class JointOpen(PredicateBase):
     joint_open: JointFractionArgs
 
@@ -89,6 +119,7 @@ class JointOpen(PredicateBase):
         return [Ref(("joint_open", "joint"), "joint", "joint ", self.joint_open.joint)]
 
 
+@PREDICATE_KINDS.register("joint_closed")
 class JointClosed(PredicateBase):
     joint_closed: JointFractionArgs
 
@@ -96,88 +127,12 @@ class JointClosed(PredicateBase):
         return [Ref(("joint_closed", "joint"), "joint", "joint ", self.joint_closed.joint)]
 
 
+@PREDICATE_KINDS.register("grasped")
 class Grasped(PredicateBase):
     grasped: GraspedArgs
 
     def references(self) -> list[Ref]:
         return [Ref(("grasped", "object"), "object", "object ", self.grasped.object)]
-
-
-class AllOf(PredicateBase):
-    all: Annotated[list[Predicate], Field(min_length=1)]
-
-    def children(self) -> list[tuple[tuple[int | str, ...], Predicate]]:
-        return [(("all", i), c) for i, c in enumerate(self.all)]
-
-
-class AnyOf(PredicateBase):
-    any: Annotated[list[Predicate], Field(min_length=1)]
-
-    def children(self) -> list[tuple[tuple[int | str, ...], Predicate]]:
-        return [(("any", i), c) for i, c in enumerate(self.any)]
-
-
-class Not(PredicateBase):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-    not_: Predicate = Field(alias="not")
-
-    def children(self) -> list[tuple[tuple[int | str, ...], Predicate]]:
-        return [(("not",), self.not_)]
-
-
-PREDICATE_KINDS = (
-    "all",
-    "any",
-    "not",
-    "in_region",
-    "on",
-    "lifted",
-    "joint_open",
-    "joint_closed",
-    "grasped",
-    *LIBERO_KINDS,
-)
-
-
-def _predicate_tag(value: Any) -> str | None:
-    if isinstance(value, dict) and len(value) == 1:
-        key = next(iter(value))
-        return key if key in PREDICATE_KINDS else None
-    if isinstance(value, BaseModel):
-        return next(iter(type(value).model_fields)).rstrip("_")
-    return None
-
-
-Predicate = Annotated[
-    Annotated[AllOf, Tag("all")]
-    | Annotated[AnyOf, Tag("any")]
-    | Annotated[Not, Tag("not")]
-    | Annotated[InRegion, Tag("in_region")]
-    | Annotated[On, Tag("on")]
-    | Annotated[Lifted, Tag("lifted")]
-    | Annotated[JointOpen, Tag("joint_open")]
-    | Annotated[JointClosed, Tag("joint_closed")]
-    | Annotated[Grasped, Tag("grasped")]
-    | Annotated[RestingOn, Tag("resting_on")]
-    | Annotated[SiteOn, Tag("site_on")]
-    | Annotated[SiteIn, Tag("site_in")]
-    | Annotated[JointValue, Tag("joint_value")],
-    Field(
-        discriminator=Discriminator(
-            _predicate_tag,
-            custom_error_type="predicate",
-            custom_error_message=(
-                "a predicate is a mapping with exactly one key, one of: "
-                + ", ".join(PREDICATE_KINDS)
-            ),
-            custom_error_context={},
-        )
-    ),
-]
-
-AllOf.model_rebuild()
-AnyOf.model_rebuild()
-Not.model_rebuild()
 
 
 class ExpertSpec(Strict):
@@ -212,7 +167,10 @@ class InitStatesSpec(Strict):
     controller: Literal["stale", "fresh"] = "stale"
 
 
+@holds_kinds
 class TaskSpec(Strict):
+    model_config = ConfigDict(defer_build=True)  # holds predicates: built when first used
+
     instruction: Annotated[str, Field(min_length=1)]
     success: Predicate
     subgoals: list[Predicate] = []

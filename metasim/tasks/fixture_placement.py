@@ -1,25 +1,26 @@
-"""Per-episode fixture poses: fixtures with a `placement` (LIBERO's cabinets, stoves,
-racks...) are re-placed at every reset, as LIBERO's placement sampler does.
+"""Per-episode fixture poses: fixtures of a kind that is re-placed at every reset
+(`FixtureBase.placed`, e.g. a benchmark's cabinets with a placement region) get a pose
+drawn by their kind (`FixtureBase.draw_pose`).
 
 Episode k's poses are drawn from its own generator, `default_rng([episode seed, 2])`,
 where the episode seed is `episode_seed(run seed, k)`: they depend only on the run's
 seed, the task and k, never on `num_envs` or on the env slot the episode runs in (stream
 1 of the same seed is the runtime noise's; the seed itself draws the initial state).
 `episode_fixture_poses(compiled, seed)` recomputes an episode's poses from its seed
-(what `metasim libero xcheck` needs to put the reference's fixtures where metasim had
-them); the env also reports the poses it applied (`MetasimVectorEnv.fixture_poses`).
+(what a cross-check with a reference simulator needs to put the reference's fixtures
+where metasim had them); the env also reports the poses it applied
+(`MetasimVectorEnv.fixture_poses`).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from metasim.scene.compile import CompiledScene
-from metasim.scene.schema_libero import FixturePlacement, MjcfFixtureSpec
+from metasim.scene.schema_base import FixtureBase
 
 FIXTURE_STREAM = 2  # the generator of episode seed s is default_rng([s, FIXTURE_STREAM])
 
@@ -41,25 +42,9 @@ class FixturePoses:
         return {n: (self.pos[row, j], self.quat[row, j]) for j, n in enumerate(self.names)}
 
 
-def placed_fixtures(compiled: CompiledScene) -> list[tuple[MjcfFixtureSpec, FixturePlacement]]:
+def placed_fixtures(compiled: CompiledScene) -> list[FixtureBase]:
     """The scene's fixtures that are re-placed at reset, in scene order."""
-    return [
-        (f, f.placement)
-        for f in compiled.scene.fixtures
-        if isinstance(f, MjcfFixtureSpec) and f.placement is not None
-    ]
-
-
-def draw_pose(
-    placement: FixturePlacement, z: float, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """One draw of LIBERO's fixture sampler: a rectangle with equal odds, x then y uniform
-    in it, then the yaw; (pos (3,), quat (4,) = yaw about z, w first)."""
-    x0, y0, x1, y1 = placement.regions[int(rng.integers(len(placement.regions)))]
-    x, y = rng.uniform(x0, x1), rng.uniform(y0, y1)
-    yaw = rng.uniform(placement.yaw_low, placement.yaw_high)
-    quat = np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
-    return np.array([x, y, z]), quat
+    return [f for f in compiled.scene.fixtures if f.placed()]
 
 
 def sample_fixture_poses(compiled: CompiledScene, seeds: Sequence[int]) -> FixturePoses | None:
@@ -72,10 +57,10 @@ def sample_fixture_poses(compiled: CompiledScene, seeds: Sequence[int]) -> Fixtu
     pos, quat = np.zeros((b, n, 3)), np.zeros((b, n, 4))
     for row, seed in enumerate(seeds):
         rng = np.random.default_rng([int(seed), FIXTURE_STREAM])
-        for j, (fx, placement) in enumerate(placed):
-            pos[row, j], quat[row, j] = draw_pose(placement, fx.pos[2], rng)
-    bodies = np.array([compiled.index.bodies[fx.name] for fx, _ in placed], dtype=np.int64)
-    return FixturePoses(tuple(fx.name for fx, _ in placed), bodies, pos, quat)
+        for j, fx in enumerate(placed):
+            pos[row, j], quat[row, j] = fx.draw_pose(rng)
+    bodies = np.array([compiled.index.bodies[fx.name] for fx in placed], dtype=np.int64)
+    return FixturePoses(tuple(fx.name for fx in placed), bodies, pos, quat)
 
 
 def nominal_fixture_poses(compiled: CompiledScene, b: int) -> FixturePoses | None:
@@ -83,10 +68,11 @@ def nominal_fixture_poses(compiled: CompiledScene, b: int) -> FixturePoses | Non
     placed = placed_fixtures(compiled)
     if not placed:
         return None
-    pos = np.array([[fx.pos for fx, _ in placed]] * b, dtype=np.float64)
-    quat = np.array([[fx.quat for fx, _ in placed]] * b, dtype=np.float64)
-    bodies = np.array([compiled.index.bodies[fx.name] for fx, _ in placed], dtype=np.int64)
-    return FixturePoses(tuple(fx.name for fx, _ in placed), bodies, pos, quat)
+    poses = [fx.nominal_pose() for fx in placed]
+    pos = np.array([[p for p, _ in poses]] * b, dtype=np.float64)
+    quat = np.array([[q for _, q in poses]] * b, dtype=np.float64)
+    bodies = np.array([compiled.index.bodies[fx.name] for fx in placed], dtype=np.int64)
+    return FixturePoses(tuple(fx.name for fx in placed), bodies, pos, quat)
 
 
 def episode_fixture_poses(

@@ -1,8 +1,9 @@
 """Success predicates as pure functions of batched state.
 
 `compile_predicate(tree, compiled)` turns a predicate tree from the scene YAML into a
-function `f(view) -> (B,) bool`. Each predicate kind is a small builder registered with
-`@predicate(Kind)`; names are resolved to ids once, at compile time.
+function `f(view) -> (B,) bool`. Each predicate kind's evaluator is a small builder
+registered with `@predicate(<its model>)` in `PREDICATE_FNS` (the core's here, a
+benchmark package's in its own module); names are resolved to ids once, at compile time.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from typing import Any
 import numpy as np
 
 from metasim.control.actions import as_slice
+from metasim.registry import Registry
 from metasim.rotations import quat_to_mat
 from metasim.scene.compile import CompiledScene
+from metasim.scene.kinds import predicate_name
 from metasim.scene.schema import (
     AllOf,
     AnyOf,
@@ -43,19 +46,23 @@ class TaskView:
 
 
 PredFn = Callable[[TaskView], np.ndarray]
-_BUILDERS: dict[type, Callable[[Any, CompiledScene], PredFn]] = {}
+PredBuilder = Callable[[Any, CompiledScene], PredFn]  # (node, compiled) -> f(view)
+PREDICATE_FNS: Registry[PredBuilder] = Registry("predicate evaluator")
 
 
-def predicate(kind: type) -> Callable[[Callable[[Any, CompiledScene], PredFn]], Any]:
-    def register(fn: Callable[[Any, CompiledScene], PredFn]) -> Any:
-        _BUILDERS[kind] = fn
-        return fn
-
-    return register
+def predicate(kind: type) -> Callable[[PredBuilder], PredBuilder]:
+    """Register the decorated builder as the evaluator of predicate kind `kind` (a model
+    registered in `PREDICATE_KINDS`), under its key."""
+    return PREDICATE_FNS.register(predicate_name(kind))
 
 
 def compile_predicate(node: Predicate, compiled: CompiledScene) -> PredFn:
-    return _BUILDERS[type(node)](node, compiled)
+    """The function `f(view) -> (B,) bool` of the predicate tree under `node`."""
+    kind = predicate_name(type(node))
+    fn = PREDICATE_FNS.get(kind)
+    if fn is None:
+        raise LookupError(f"predicate kind {kind!r} has no evaluator: register one with @predicate")
+    return fn(node, compiled)
 
 
 def body_extent(compiled: CompiledScene, body: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,4 +1,5 @@
-"""LIBERO's goal predicates as pure functions of state (kinematics and active contacts).
+"""LIBERO's goal predicates as pure functions of state (kinematics and active contacts),
+registered as the evaluators of its predicate kinds (metasim.tasks.predicates).
 
 Each check restates LIBERO's (libero/libero/envs/object_states/base_object_states.py,
 objects/site_object.py, objects/articulated_objects.py); BDDL atoms map onto them in
@@ -18,8 +19,8 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
+from metasim.libero.kinds.models import JointValue, RestingOn, SiteIn, SiteOn
 from metasim.scene.compile import CompiledScene
-from metasim.scene.schema_libero import JointValue, RestingOn, SiteIn, SiteOn
 from metasim.tasks.predicates import PredFn, TaskView, predicate
 
 

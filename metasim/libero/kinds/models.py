@@ -1,4 +1,6 @@
-"""Predicate kinds LIBERO's BDDL goals need (see docs/libero.md), as typed schema nodes.
+"""The schema models of LIBERO's kinds (see docs/libero.md), registered with the scene
+schema's open kinds (metasim.scene.kinds): predicate kinds LIBERO's BDDL goals need, and
+fixture kinds its scenes are made of (a part of an MJCF file, a box site).
 
 They state LIBERO's own checks (libero/libero/envs/object_states, predicates, objects):
 - `resting_on`: object A on object B: B's body origin is not above A's, the two touch,
@@ -14,11 +16,14 @@ They state LIBERO's own checks (libero/libero/envs/object_states, predicates, ob
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
+import numpy as np
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from metasim.scene.kinds import FIXTURE_KINDS, PREDICATE_KINDS
 from metasim.scene.predicate_base import PredicateBase, Ref
 from metasim.scene.schema_base import FixtureBase, NonNegFloat, PositiveFloat, Quat, Strict, Vec3
 
@@ -57,6 +62,7 @@ class JointValueArgs(Strict):
         return self
 
 
+@PREDICATE_KINDS.register("resting_on")
 class RestingOn(PredicateBase):
     resting_on: RestingOnArgs
 
@@ -67,6 +73,7 @@ class RestingOn(PredicateBase):
         return True
 
 
+@PREDICATE_KINDS.register("site_on")
 class SiteOn(PredicateBase):
     site_on: SiteOnArgs
 
@@ -77,6 +84,7 @@ class SiteOn(PredicateBase):
         return self.site_on.contact is not None
 
 
+@PREDICATE_KINDS.register("site_in")
 class SiteIn(PredicateBase):
     site_in: SiteInArgs
 
@@ -84,11 +92,9 @@ class SiteIn(PredicateBase):
         return [Ref(("site_in", "object"), "object", "object ", self.site_in.object)]
 
 
+@PREDICATE_KINDS.register("joint_value")
 class JointValue(PredicateBase):
     joint_value: JointValueArgs
-
-
-LIBERO_KINDS = ("resting_on", "site_on", "site_in", "joint_value")
 
 
 # ---------------------------------------------------------------- MJCF fixtures and sites
@@ -123,7 +129,18 @@ class FixturePlacement(Strict):
             raise PydanticCustomError("range_order", "yaw_low must be <= yaw_high")
         return self
 
+    def draw(self, z: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """One draw of LIBERO's fixture sampler: a rectangle with equal odds, x then y
+        uniform in it, then the yaw; (pos (3,) at height `z`, quat (4,) = yaw about z, w
+        first)."""
+        x0, y0, x1, y1 = self.regions[int(rng.integers(len(self.regions)))]
+        x, y = rng.uniform(x0, x1), rng.uniform(y0, y1)
+        yaw = rng.uniform(self.yaw_low, self.yaw_high)
+        quat = np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
+        return np.array([x, y, z]), quat
 
+
+@FIXTURE_KINDS.register("mjcf")
 class MjcfFixtureSpec(FixtureBase):
     """A fixture from an MJCF file (absolute, or relative to the scene file). `body`: the
     body of the file to take (its subtree, placed at `pos`/`quat` and renamed `name`);
@@ -149,7 +166,19 @@ class MjcfFixtureSpec(FixtureBase):
     placement: FixturePlacement | None = None
     """With `body`: re-place the fixture at every reset (None: it stays at `pos`)."""
 
+    def placed(self) -> bool:
+        return self.placement is not None
 
+    def nominal_pose(self) -> tuple[Vec3, Quat]:
+        return self.pos, self.quat
+
+    def draw_pose(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        if self.placement is None:
+            return super().draw_pose(rng)
+        return self.placement.draw(self.pos[2], rng)
+
+
+@FIXTURE_KINDS.register("site")
 class SiteFixtureSpec(FixtureBase):
     """A box site (no geometry) on body `body` (the world when None), e.g. a goal region."""
 
