@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from metasim.collect.dataset import DatasetWriter, features, frame_of
+from metasim.collect.dataset import DatasetWriter, features, frame_of, image_key
 from metasim.collect.options import CollectOptions
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
@@ -56,8 +56,7 @@ def action_names(conv: ActionConvention, n_arm: int) -> list[str]:
 def record_spec(cameras: list[str], size: int) -> ObservationSpec:
     """What is recorded of each step: every camera at size x size, the robot state."""
     images = {
-        f"observation.images.{c}": {"camera": c, "size": (size, size), "resize": "resize"}
-        for c in cameras
+        image_key(c): {"camera": c, "size": (size, size), "resize": "resize"} for c in cameras
     }
     return ObservationSpec.model_validate(
         {"images": images, "state": {"observation.state": ["joint_pos", "gripper"]}, "prompt": None}

@@ -102,7 +102,7 @@ def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, A
         "env_action_space": (
             conv.env_space
             if conv.env_space == "joint_pos"
-            else "ee_delta on position-driven robots, osc_pose on torque-driven ones (LIBERO)"
+            else "ee_delta on position-driven robots, osc_pose on torque-driven ones"
         ),
         "gripper": f"{conv.gripper}: {GRIPPER_MEANING[conv.gripper]}",
         "observation": extra.get("observation") or "the env's observation groups",

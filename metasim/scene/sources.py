@@ -75,9 +75,8 @@ def task_source(prefix: str) -> Callable[[S], S]:
         raise ValueError(f"a task source prefix ends with ':', got {prefix!r}")
 
     def add(cls: S) -> S:
-        source = cls()
-        source.prefix = prefix
-        SOURCES.register(prefix, source)
+        cls.prefix = prefix
+        SOURCES.register(prefix, cls())
         return cls
 
     return add
@@ -165,7 +164,7 @@ def load_task_scene(ref: str, where: str = "") -> Scene:
 
 
 def compile_task(ref: str | Path, where: str = "") -> CompiledScene:
-    """Load and compile the scene of a reference (a scene file path, a name, `libero:...`)."""
+    """Load and compile the scene of a reference (a scene file path, a name, `PREFIX:REF`)."""
     return resolve_input(str(ref), where or str(ref)).compile()
 
 
