@@ -1,6 +1,6 @@
 """Gymnasium vector envs; every task of every task source's suites is registered:
 a scene of scenes/ as `metasim/<scene>-v0`, a prefixed task `P:<suite>/<task>` as
-`metasim/P:<suite>-<task>-v0` (metasim.scene.sources).
+`metasim/P.<suite>-<task>-v0` (metasim.scene.sources; gym reads ':' in an id as a module).
 
 import gymnasium as gym, metasim.envs
 env = gym.make_vec("metasim/lift_cube-v0", num_envs=16, vectorization_mode="vector_entry_point")
@@ -26,8 +26,10 @@ def _vector_entry(scene: str) -> Any:
 
 
 def env_id(ref: str) -> str:
-    """The gym id of a task reference (`lift_cube` -> `metasim/lift_cube-v0`)."""
-    return f"metasim/{ref.replace('/', '-')}-v0"
+    """The gym id of a task reference (`lift_cube` -> `metasim/lift_cube-v0`,
+    `P:suite/3` -> `metasim/P.suite-3-v0`: gym reads ':' as a module and '/' as a
+    namespace)."""
+    return f"metasim/{ref.replace(':', '.').replace('/', '-')}-v0"
 
 
 def register_builtin() -> list[str]:

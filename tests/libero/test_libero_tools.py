@@ -27,6 +27,9 @@ def test_source_lists_liberos_suites() -> None:
     assert len(suites["libero_90"]) == 90
     assert all_suites()["libero_90"] == suites["libero_90"]
     assert resolve("libero:libero_goal/3").source is SOURCES["libero:"]
+    import metasim.envs
+
+    assert "metasim/libero.libero_goal-3-v0" in metasim.envs.registered_ids()
 
 
 @pytest.mark.slow

@@ -66,3 +66,22 @@ def test_collect(toy_source: str, tmp_path: Path) -> None:
         json.loads(x) for x in (out / "meta" / "metasim_episodes.jsonl").read_text().splitlines()
     ]
     assert [r["task"] for r in rows] == ["toy_lift_0", "toy_lift_1"]
+
+
+def test_gym_registration(toy_source: str) -> None:
+    """Every task of a source's suites gets a gym id; the env loads it through the source."""
+    import gymnasium as gym
+
+    import metasim.envs
+
+    ids = metasim.envs.register_builtin()
+    assert "metasim/toy.lift-1-v0" in ids and "metasim/lift_cube-v0" in ids
+    env = gym.make_vec("metasim/toy.lift-1-v0", num_envs=2, vectorization_mode="vector_entry_point")
+    try:
+        assert env.unwrapped.compiled.scene.name == "toy_lift_1"
+        obs, _ = env.reset(seed=0)
+        assert env.num_envs == 2
+    finally:
+        env.close()
+        gym.registry.pop("metasim/toy.lift-0-v0", None)
+        gym.registry.pop("metasim/toy.lift-1-v0", None)
