@@ -1,5 +1,5 @@
 """Open kinds: a predicate kind and a fixture kind registered from outside the metasim
-package (tests/toy_benchmark/kinds.py) validate in a scene YAML, are named by its errors,
+package (tests/toy_bench/kinds.py) validate in a scene YAML, are named by its errors,
 appear in the JSON Schema, compile and evaluate in an env; a kind registered after the
 schema was first built is accepted, and rejected again once removed; an observation term
 registered from outside is observed."""
@@ -23,7 +23,7 @@ from metasim.scene.predicate_base import PredicateBase
 from metasim.scene.schema import AllOf, Not, Scene
 from metasim.scene.schema_base import Strict
 from metasim.sim.base import Kinematics
-from tests.toy_benchmark.kinds import ToyNear, ToyPadSpec, near
+from tests.toy_bench.kinds import ToyNear, ToyPadSpec, near
 
 SCENE = """\
 name: toy_pad_task

@@ -31,8 +31,8 @@ from mujoco import rollout
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.rollout import EpisodeRecord, _Loop, policy_context
 from metasim.policies.base import make_policy
-from metasim.scene import compile_file
 from metasim.scene.compile import CompiledScene
+from metasim.scene.sources import compile_task, source_of
 from metasim.sim import get_backend
 from metasim.tasks.task import TaskRuntime
 
@@ -104,7 +104,7 @@ def bench_physics(
     repeats: int = 3,
 ) -> dict[str, Any]:
     """Median over `repeats` interleaved runs of the eval loop and of the reference."""
-    compiled = compile_file(scene)
+    compiled = compile_task(scene, "--scene")
     if backend != "mujoco":
         return bench_backend(compiled, num_envs, steps, threads, backend, repeats)
     env = MetasimVectorEnv(
@@ -197,7 +197,7 @@ def bench_backend(
 def profile_eval_loop(scene: str, num_envs: int, steps: int, out: Path, top: int = 25) -> str:
     """cProfile of `steps` control steps of the eval loop; writes `out` (pstats) and
     `out` + `.txt` (the `top` entries by own time) and returns that text."""
-    compiled = compile_file(scene)
+    compiled = compile_task(scene, "--scene")
     env = MetasimVectorEnv(compiled, num_envs=num_envs, nthread=None, autoreset=False)
     _eval_loop(env, min(steps, 10))
     prof = cProfile.Profile()
@@ -226,10 +226,9 @@ def run_physics_bench_cli(args: argparse.Namespace) -> int:
     if any(n < 1 for n in args.num_envs) or args.steps < 1 or args.repeats < 1:
         raise MetasimInputError("command line", ["--num-envs, --steps and --repeats must be >= 1"])
     check_budget("--num-envs × --steps", max(args.num_envs) * args.steps, "METASIM_MAX_ENV_STEPS")
-    if args.scene.startswith("libero:"):  # next to the reference simulator, not rollout
-        from metasim.bench.libero import bench_libero
-
-        print(json.dumps(bench_libero(args.scene, args.num_envs, args.steps), indent=2))
+    own = source_of(args.scene).bench(args.scene, args.num_envs, args.steps)
+    if own is not None:  # the task source's bench, next to its reference simulator
+        print(json.dumps(own, indent=2))
         return 0
     if args.profile:
         for n in args.num_envs:

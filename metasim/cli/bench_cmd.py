@@ -15,7 +15,8 @@ def _physics_parser(bv: Any) -> None:
     phys.add_argument(
         "--scene",
         default=str(SCENES / "lift_cube.yaml"),
-        help="a scene file, or libero:<suite>/<task> (measured next to LIBERO's simulator)",
+        help="a task: a scene file or name, or PREFIX:REF of a task source (a source with "
+        "its own reference simulator is measured next to it)",
     )
     phys.add_argument("--backend", default="mujoco")
     phys.add_argument("--num-envs", type=NUM_ENVS, nargs="+", default=[64])

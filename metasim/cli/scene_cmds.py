@@ -16,10 +16,10 @@ from metasim.guards import OUT_DIR, check_out_dir
 def add_parser(verbs: Any) -> None:
     scene = verbs.add_parser("scene", help="validate, render or describe scene files")
     sv = scene.add_subparsers(dest="scene_verb", required=True, parser_class=type(scene))
-    val = sv.add_parser("validate", help="check scene files; exit 2 on the first bad one")
-    val.add_argument("files", nargs="+")
+    val = sv.add_parser("validate", help="check scene files or tasks; exit 2 if any is bad")
+    val.add_argument("files", nargs="+", help="scene files, scene names or PREFIX:REF tasks")
     ren = sv.add_parser("render", help="write a PNG per camera")
-    ren.add_argument("file")
+    ren.add_argument("file", help="a scene file, a scene name or a PREFIX:REF task")
     ren.add_argument("--out", type=OUT_DIR, required=True)
     sv.add_parser("schema", help="print the JSON Schema of scene files")
 
@@ -43,13 +43,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def validate(files: list[str]) -> int:
-    """Load and compile every file; report every bad one; exit 2 if any was bad."""
-    from metasim.scene import compile_file
+    """Load and compile every task (scene file, or any task source's reference, see
+    metasim.scene.sources); report every bad one; exit 2 if any was bad."""
+    from metasim.scene.sources import compile_task
 
     bad = 0
     for f in files:
         try:
-            compiled = compile_file(f)
+            compiled = compile_task(f)
         except MetasimInputError as exc:
             sys.stderr.write(exc.render() + "\n")
             bad += 1
@@ -67,9 +68,9 @@ def render(file: Path, out: Path) -> int:
     from PIL import Image
 
     from metasim.envs.vec_env import MetasimVectorEnv
-    from metasim.scene import compile_file
+    from metasim.scene.sources import compile_task
 
-    compiled = compile_file(str(file))
+    compiled = compile_task(str(file))
     cams = [c.name for c in compiled.scene.cameras]
     if not cams:
         raise MetasimInputError(str(file), ["cameras: the scene declares no camera to render"])

@@ -9,9 +9,9 @@ DIR/meta/metasim_episodes.jsonl  one line per episode run: task, cell, factor va
                                  episode_index in the dataset, or null when not kept)
 DIR/run.lock                     one writer at a time (metasim.evaluate.store.RunLock)
 
-Frames: `observation.images.<camera>` uint8 (H, W, 3), `observation.state` float32
-(n_arm + 1,) = [joint_pos, gripper (1 = open)], `action` float32 (D,) in the declared
-convention, `task` = the scene's instruction.
+Frames: `observation.images.<camera>` uint8 (H, W, 3) ('/' in a camera's name as '_'),
+`observation.state` float32 (n_arm + 1,) = [joint_pos, gripper (1 = open)], `action`
+float32 (D,) in the declared convention, `task` = the scene's instruction.
 
 Episodes are committed per (task, cell) batch, and one rename is the commit point:
 
@@ -58,13 +58,19 @@ LOCK = "run.lock"
 REWRITTEN = ("meta/info.json", "meta/stats.json", "meta/tasks.parquet", f"meta/{EPISODES_FILE}")
 
 
+def image_key(camera: str) -> str:
+    """The feature name of a camera's images. LeRobot refuses '/' in feature names, and
+    the model names a robot-mounted camera `robot/<name>`: '/' becomes '_'."""
+    return f"observation.images.{camera.replace('/', '_')}"
+
+
 def features(
     cameras: dict[str, tuple[int, int]], state_names: list[str], action_names: list[str]
 ) -> dict[str, dict[str, Any]]:
     """LeRobot feature spec: an image per camera name -> (width, height), state, action."""
     out: dict[str, dict[str, Any]] = {}
     for cam, (w, h) in cameras.items():
-        out[f"observation.images.{cam}"] = {
+        out[image_key(cam)] = {
             "dtype": "image",
             "shape": [h, w, 3],
             "names": ["height", "width", "channels"],

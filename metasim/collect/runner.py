@@ -2,9 +2,10 @@
 
     metasim collect suite=tabletop policy=scripted episodes=20 perturbation=visual out=DIR
 
-Tasks, cells and seeds are planned as `metasim eval` plans them (the suite's scene files,
-the perturbation grid's cells applied to each scene, episode k of every task and cell
-from `episode_seed(seed, k)`), and episodes run through the evaluation loop (`run_task`)
+Tasks, cells and seeds are planned by the same run plan as `metasim eval`'s
+(metasim.evaluate.plan: the suite's tasks from their task sources, the perturbation
+grid's cells applied to each scene, episode k of every task and cell from
+`episode_seed(seed, k)`), and episodes run through the evaluation loop (`run_task`)
 with an observer that records every step's observation and action. The recorded cameras
 are added to the env's views (`env.add_views`), so the policy sees exactly what it sees
 under `metasim eval`. Episodes are written in episode order, so the same settings give
@@ -22,18 +23,17 @@ from typing import Any
 
 import numpy as np
 
-from metasim.collect.dataset import DatasetWriter, features, frame_of
+from metasim.collect.dataset import DatasetWriter, features, frame_of, image_key
 from metasim.collect.options import CollectOptions
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
 from metasim.evaluate.config import EvalConfig
+from metasim.evaluate.plan import Plan, PlanItem
 from metasim.evaluate.records import EpisodeRecord
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.runner import versions
-from metasim.perturb import Cell, Grid, apply_cell, check_grid, load_grid
 from metasim.policies.conventions import ROT_DIM, ActionConvention
 from metasim.policies.observation import ObservationSpec
-from metasim.scene import compile_scene, load_scene
 from metasim.scene.compile import CompiledScene
 from metasim.scene.schema import Scene
 
@@ -56,8 +56,7 @@ def action_names(conv: ActionConvention, n_arm: int) -> list[str]:
 def record_spec(cameras: list[str], size: int) -> ObservationSpec:
     """What is recorded of each step: every camera at size x size, the robot state."""
     images = {
-        f"observation.images.{c}": {"camera": c, "size": (size, size), "resize": "resize"}
-        for c in cameras
+        image_key(c): {"camera": c, "size": (size, size), "resize": "resize"} for c in cameras
     }
     return ObservationSpec.model_validate(
         {"images": images, "state": {"observation.state": ["joint_pos", "gripper"]}, "prompt": None}
@@ -137,18 +136,15 @@ def collect(
 
     `start(held, total)` is called once with the episodes each task already holds and
     the episodes per task; `advance(task, 1, kept)` as each episode is written."""
-    files = cfg.task_files()
-    scenes = [(f, load_scene(f)) for f in files]  # every scene is checked before any runs
-    grid = load_grid(cfg.perturbation)
-    cells = check_grid(grid, [s for _, s in scenes], f"perturbation {cfg.perturbation!r}")
-    compiled = [compile_scene(s, source=f) for f, s in scenes]
-    cameras = _cameras(opts.cameras, scenes[0][1], compiled[0])
-    for (path, scene), comp in zip(scenes, compiled, strict=True):
+    plan = Plan.of(cfg)  # every task and cell is checked before any runs
+    compiled = [task.compile(scene) for task, scene in plan.tasks]
+    cameras = _cameras(opts.cameras, plan.tasks[0][1], compiled[0])
+    for (task, scene), comp in zip(plan.tasks, compiled, strict=True):
         _cameras(cameras, scene, comp)
         hz = round(1.0 / comp.control_dt)
         if hz != round(1.0 / compiled[0].control_dt):
             raise MetasimInputError(
-                str(path),
+                str(task.path),
                 [f"task.control_hz is {hz}; the dataset's first task runs at another rate"],
             )
     spec = dataset_spec(cfg, opts, compiled[0], cameras)
@@ -158,16 +154,14 @@ def collect(
         provenance.write_text(json.dumps(versions(), indent=2) + "\n")
         done = {(r["task"], r["cell"], r["episode"]) for r in writer.records()}
         if start is not None:
-            held = {s.name: sum(t == s.name for t, _, _ in done) for _, s in scenes}
-            start(held, cfg.episodes * len(cells))
+            held = {name: sum(t == name for t, _, _ in done) for name in plan.names}
+            start(held, cfg.episodes * len(plan.cells))
         obs_spec = record_spec(cameras, opts.image_size)
-        for path, scene in scenes:
-            for cell in cells:
-                todo = [k for k in range(cfg.episodes) if (scene.name, cell.id, k) not in done]
-                if todo:
-                    batch = _Batch(cfg, opts, writer, obs_spec, advance)
-                    batch.run(path, scene, grid, cell, todo)
-        return CollectResult(writer.root, tally(writer.records(), [s.name for _, s in scenes]))
+        for item in plan.items():
+            todo = [k for k in item.episodes if (item.name, item.cell.id, k) not in done]
+            if todo:
+                _Batch(cfg, opts, writer, obs_spec, advance).run(item, todo)
+        return CollectResult(writer.root, tally(writer.records(), plan.names))
     finally:
         writer.close()
 
@@ -182,9 +176,8 @@ class _Batch:
     obs_spec: ObservationSpec
     advance: Progress | None
 
-    def run(self, path: Path, scene: Scene, grid: Grid, cell: Cell, todo: list[int]) -> None:
-        cell_scene, noise = apply_cell(scene, grid, cell)
-        compiled = compile_scene(cell_scene, source=path)
+    def run(self, item: PlanItem, todo: list[int]) -> None:
+        compiled = item.compile()
         recorder = Recorder(self.obs_spec, compiled)
         finished: dict[int, EpisodeRecord] = {}
         order = iter(todo)
@@ -194,9 +187,9 @@ class _Batch:
             compiled,
             self.cfg.rollout,
             todo,
-            noise=noise,
-            cell=cell.id,
-            factors=cell.values,
+            noise=item.noise,
+            cell=item.cell.id,
+            factors=item.cell.values,
             on_env=recorder.add_views,
             observe=recorder,
         )

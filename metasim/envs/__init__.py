@@ -1,4 +1,6 @@
-"""Gymnasium vector envs; every built-in scene is registered as `metasim/<scene>-v0`.
+"""Gymnasium vector envs; every task of every task source's suites is registered:
+a scene of scenes/ as `metasim/<scene>-v0`, a prefixed task `P:<suite>/<task>` as
+`metasim/P.<suite>-<task>-v0` (metasim.scene.sources; gym reads ':' in an id as a module).
 
 import gymnasium as gym, metasim.envs
 env = gym.make_vec("metasim/lift_cube-v0", num_envs=16, vectorization_mode="vector_entry_point")
@@ -11,7 +13,7 @@ from typing import Any
 import gymnasium as gym
 
 from metasim.envs.vec_env import MetasimVectorEnv, episode_seed
-from metasim.paths import SCENES
+from metasim.scene.sources import all_suites
 
 __all__ = ["MetasimVectorEnv", "episode_seed", "register_builtin", "registered_ids"]
 
@@ -23,14 +25,24 @@ def _vector_entry(scene: str) -> Any:
     return make
 
 
+def env_id(ref: str) -> str:
+    """The gym id of a task reference (`lift_cube` -> `metasim/lift_cube-v0`,
+    `P:suite/3` -> `metasim/P.suite-3-v0`: gym reads ':' as a module and '/' as a
+    namespace)."""
+    return f"metasim/{ref.replace(':', '.').replace('/', '-')}-v0"
+
+
 def register_builtin() -> list[str]:
-    """Register every scene in scenes/ (idempotent); return the ids."""
-    ids = []
-    for path in sorted(SCENES.glob("*.yaml")):
-        env_id = f"metasim/{path.stem}-v0"
-        if env_id not in gym.registry:
-            gym.register(id=env_id, vector_entry_point=_vector_entry(str(path)))
-        ids.append(env_id)
+    """Register every task the task sources list in their suites (idempotent); return
+    the ids. The scene is loaded when an env is made, not here."""
+    ids: list[str] = []
+    for refs in all_suites().values():
+        for ref in refs:
+            eid = env_id(ref)
+            if eid not in gym.registry:
+                gym.register(id=eid, vector_entry_point=_vector_entry(ref))
+            if eid not in ids:
+                ids.append(eid)
     return ids
 
 

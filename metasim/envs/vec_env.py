@@ -25,8 +25,8 @@ from metasim.control.actions import ActionController, ActionKind
 from metasim.envs.noise import RuntimeNoise
 from metasim.envs.terms import OBS_TERMS, Layout, group_reader
 from metasim.scene.compile import CompiledScene, compile_scene
-from metasim.scene.loader import load_scene
 from metasim.scene.schema import Scene
+from metasim.scene.sources import compile_task
 from metasim.sim import get_backend
 from metasim.sim.base import Kinematics, ModelEdit
 from metasim.tasks.fixture_placement import (
@@ -77,8 +77,7 @@ def as_compiled(scene: str | Path | Scene | CompiledScene) -> CompiledScene:
         return scene
     if isinstance(scene, Scene):
         return compile_scene(scene)
-    path = Path(scene)
-    return compile_scene(load_scene(path), source=path)
+    return compile_task(scene)
 
 
 class MetasimVectorEnv(gym.vector.VectorEnv):

@@ -26,9 +26,8 @@ from pydantic import (
 
 from metasim.errors import MetasimInputError, validation_problems
 from metasim.evaluate.spec import RolloutSpec
-from metasim.paths import EVAL, POLICIES, SCENES
-from metasim.scene import load_scene
-from metasim.scene.schema import Scene
+from metasim.paths import EVAL, POLICIES
+from metasim.scene.sources import NoSuchTask, Task, all_suites, resolve
 from metasim.yamlio import Loc, dotted, line_of, load_yaml, node_at, plain
 
 Locate = Callable[[tuple[int | str, ...]], str]  # a field's location -> 'file line N, '
@@ -131,37 +130,19 @@ class EvalConfig(BaseModel):
             threads=self.threads or (1 if self.executor == "ray" else None),
         )
 
-    def task_files(self) -> list[Path]:
-        """Scene sources of the suite's tasks: a scene name in scenes/, a path, or an
-        imported benchmark task (`libero:<suite>/<task>`, kept as is; see `scene_of`)."""
-        files = []
-        for i, task in enumerate(self.suite.tasks):
-            if task.startswith(LIBERO_PREFIX):
-                files.append(Path(task))
-                continue
-            path = Path(task)
-            if path.suffix not in (".yaml", ".yml"):
-                path = SCENES / f"{task}.yaml"
-            if not path.is_file():
+    def tasks(self) -> list[Task]:
+        """The suite's task references resolved through the task-source registry
+        (metasim.scene.sources): a scene name in scenes/, a scene file, or a reference
+        with a registered prefix. A missing task is an input error naming `tasks[i]`."""
+        tasks = []
+        for i, ref in enumerate(self.suite.tasks):
+            try:
+                tasks.append(resolve(ref))
+            except NoSuchTask as exc:
                 raise MetasimInputError(
-                    f"suite {self.suite.name!r}",
-                    [f"tasks[{i}]: no scene file for {task!r} (looked at {path})"],
-                )
-            files.append(path)
-        return files
-
-
-LIBERO_PREFIX = "libero:"
-
-
-def scene_of(source: Path) -> Scene:
-    """The typed scene of a task source from `task_files`: a YAML scene file, or a LIBERO
-    task imported from the installed `libero` extra."""
-    if str(source).startswith(LIBERO_PREFIX):
-        from metasim.libero.scene import load_task
-
-        return load_task(str(source)).scene
-    return load_scene(source)
+                    f"suite {self.suite.name!r}", [f"tasks[{i}]: {exc}"]
+                ) from None
+        return tasks
 
 
 Sources = dict[tuple[str, str], tuple[Path, Any]]  # (group, name) -> (file, YAML data)
@@ -169,7 +150,8 @@ Sources = dict[tuple[str, str], tuple[Path, Any]]  # (group, name) -> (file, YAM
 
 def _register_groups() -> Sources:
     """Suites and policy configs, each read through `load_yaml` (bounded; a syntax error
-    names file and line), stored as Hydra config groups; their YAML data, for lines."""
+    names file and line), stored as Hydra config groups; their YAML data, for lines.
+    The suites the task sources list join the `suite` group too (eval/'s files first)."""
     from hydra.core.config_store import ConfigStore
 
     store = ConfigStore.instance()
@@ -183,6 +165,11 @@ def _register_groups() -> Sources:
             raise MetasimInputError(str(path), [f"(top level): expected a mapping, got {data!r}"])
         store.store(group=group, name=path.stem, node=OmegaConf.create(plain(data)))
         sources[(group, path.stem)] = (path, data)
+    for name, refs in all_suites().items():  # a task source's suites, unless eval/ has one
+        if ("suite", name) not in sources:
+            store.store(
+                group="suite", name=name, node=OmegaConf.create({"name": name, "tasks": refs})
+            )
     return sources
 
 

@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 
 from metasim.errors import MetasimInputError
-from metasim.evaluate.config import EvalConfig, scene_of
+from metasim.evaluate.config import EvalConfig
 from metasim.evaluate.executors import Shard, run_local, run_ray
+from metasim.evaluate.plan import Plan, PlanItem
 from metasim.evaluate.records import CellSummary, EpisodeRecord, RunSummary, TaskSummary
 from metasim.evaluate.store import RunStore
 from metasim.paths import ROOT
-from metasim.perturb import Cell, Grid, apply_cell, check_grid, load_grid
-from metasim.scene.schema import Scene
+from metasim.perturb import Cell, Grid
 from metasim.sim import UnsupportedScene
 from metasim.stats import sensitivity_summary, stratified_bootstrap_ci, success_interval
 from metasim.stats.adaptive import StoppingRule
@@ -102,7 +102,7 @@ def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, A
         "env_action_space": (
             conv.env_space
             if conv.env_space == "joint_pos"
-            else "ee_delta on position-driven robots, osc_pose on torque-driven ones (LIBERO)"
+            else "ee_delta on position-driven robots, osc_pose on torque-driven ones"
         ),
         "gripper": f"{conv.gripper}: {GRIPPER_MEANING[conv.gripper]}",
         "observation": extra.get("observation") or "the env's observation groups",
@@ -132,29 +132,25 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
     the same seed in every cell (common random numbers), so cells differ only by their
     factors and the comparison with the nominal cell is paired.
     """
-    grid = load_grid(cfg.perturbation)
-    files = cfg.task_files()
-    scenes = [(f, scene_of(f)) for f in files]  # every scene is checked before any runs
-    names = [s.name for _, s in scenes]
-    cells = check_grid(grid, [s for _, s in scenes], f"perturbation {cfg.perturbation!r}")
+    plan = Plan.of(cfg)  # every task and cell is checked before any runs
+    names, cells = plan.names, plan.cells
     cfg.rollout  # noqa: B018 -- a bad policy option is refused before the folder exists
     run_dir = Path(cfg.out) if cfg.out else default_run_dir(cfg)
     store = RunStore(run_dir)
     start = time.perf_counter()
     try:
-        store.check_manifest(manifest(cfg, names, [c.id for c in cells]))
-        runner = _Runner(cfg, store, grid, progress, names, len(cells))
+        store.check_manifest(manifest(cfg, names, plan.cell_ids))
+        runner = _Runner(cfg, store, progress, names, len(cells))
         adaptive: dict[str, Any] = {}
-        for path, scene in scenes:
-            for cell in cells:
-                if cfg.adaptive:
-                    n = runner.run_adaptive(path, scene, cell)
-                    adaptive.setdefault(scene.name, {})[cell.id] = {
-                        "episodes": n,
-                        "saved": cfg.episodes - n,
-                    }
-                else:
-                    runner.queue(path, scene, cell, range(cfg.episodes))
+        for item in plan.items():
+            if cfg.adaptive:
+                n = runner.run_adaptive(item)
+                adaptive.setdefault(item.name, {})[item.cell.id] = {
+                    "episodes": n,
+                    "saved": cfg.episodes - n,
+                }
+            else:
+                runner.queue(item, item.episodes)
         runner.flush()
         cell_ids = [c.id for c in cells]
         records = [r for r in store.records() if r.task in names and r.cell in cell_ids]
@@ -164,7 +160,7 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
             tasks=summarize(records, names),
             cells=summarize_cells(records, names, cells),
             aggregate=aggregate(records, names, cfg.seed),
-            **sensitivity(records, names, grid),
+            **sensitivity(records, names, plan.grid),
             adaptive=adaptive_summary(cfg, adaptive),
             config=cfg.model_dump(),
             versions=versions(),
@@ -248,12 +244,11 @@ class _Runner:
         self,
         cfg: EvalConfig,
         store: RunStore,
-        grid: Grid,
         progress: Any | None,
         tasks: list[str],
         n_cells: int,
     ) -> None:
-        self.cfg, self.store, self.grid, self.progress = cfg, store, grid, progress
+        self.cfg, self.store, self.progress = cfg, store, progress
         self.results: dict[tuple[str, str], dict[int, bool]] = {}
         for r in store.records():
             self.results.setdefault((r.task, r.cell), {})[r.episode] = r.success
@@ -265,30 +260,17 @@ class _Runner:
                 held = sum(len(v) for (t, _), v in self.results.items() if t == name)
                 progress.advance(self.bars[name], held)
 
-    def queue(self, path: Path, scene: Scene, cell: Cell, episodes: Iterable[int]) -> None:
+    def queue(self, item: PlanItem, episodes: Iterable[int]) -> None:
         """Plan shards for the `episodes` of this task and cell that are not recorded yet.
         Shards are made as the executor asks for them, so memory does not grow with the
         episode count."""
-        held = self.results.get((scene.name, cell.id), {})
+        held = self.results.get((item.name, item.cell.id), {})
         block = PLAN_BLOCK if self.cfg.executor == "local" else self.cfg.shard_episodes
-        self.pending.append(
-            self._shards(path, scene, cell, (k for k in episodes if k not in held), block)
-        )
+        self.pending.append(self._shards(item, (k for k in episodes if k not in held), block))
 
-    def _shards(
-        self, path: Path, scene: Scene, cell: Cell, todo: Iterator[int], block: int
-    ) -> Iterator[Shard]:
-        cell_scene, noise = apply_cell(scene, self.grid, cell)
+    def _shards(self, item: PlanItem, todo: Iterator[int], block: int) -> Iterator[Shard]:
         while batch := tuple(itertools.islice(todo, block)):
-            yield Shard(
-                scene=cell_scene.model_dump(by_alias=True),
-                source=str(path),
-                episodes=batch,
-                noise=noise,
-                cell=cell.id,
-                factors=cell.values,
-                spec=self.cfg.rollout,
-            )
+            yield item.shard(batch, self.cfg.rollout)
 
     def flush(self) -> None:
         """Run every queued shard; store each record as it arrives."""
@@ -315,7 +297,7 @@ class _Runner:
                 "the episodes already recorded are kept",
             ) from None
 
-    def run_adaptive(self, path: Path, scene: Scene, cell: Cell) -> int:
+    def run_adaptive(self, item: PlanItem) -> int:
         """Episodes 0, 1, ... in blocks until the cell's 95% interval is narrow enough
         (RoboLab's rule); returns how many episodes the cell used."""
         cfg = self.cfg
@@ -323,9 +305,9 @@ class _Runner:
         block = max(cfg.num_envs, 1)
         target = rule.min_episodes
         while True:
-            self.queue(path, scene, cell, range(target))
+            self.queue(item, range(target))
             self.flush()
-            held = self.results.get((scene.name, cell.id), {})
+            held = self.results.get((item.name, item.cell.id), {})
             k = sum(held[e] for e in range(target))
             if rule.should_stop(k, target):
                 return target

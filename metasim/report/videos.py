@@ -48,9 +48,10 @@ def make_clips(run: Run, n: int) -> list[Clip]:
     """Replay and encode the sampled episodes; a replay that fails gives a note, not a
     crash (the rest of the report is still written)."""
     clips = []
+    plans: list[Any] = []  # the run's plan, made once at the first replay
     for ep in sample_episodes(run, n):
         try:
-            frames, success, fps = replay(run, ep)
+            frames, success, fps = replay(run, ep, plans)
             clips.append(Clip(ep, success, encode_mp4(frames, fps)))
         except Exception as exc:  # a broken replay must not lose the whole report
             clips.append(Clip(ep, None, "", f"replay failed: {type(exc).__name__}: {exc}"))
@@ -65,32 +66,27 @@ def world_camera(compiled: Any) -> str:
     return str(compiled.model.camera(0).name)
 
 
-def replay(run: Run, ep: Episode) -> tuple[list[np.ndarray], bool, float]:
+def replay(
+    run: Run, ep: Episode, plans: list[Any] | None = None
+) -> tuple[list[np.ndarray], bool, float]:
     """Frames (H, W, 3) uint8 of episode `ep`, its replayed success, and the video fps.
 
     The episode runs again through the evaluation loop itself (same seed, cell, policy
-    config, chunking and action conventions), filmed from the scene's world camera.
+    config, chunking and action conventions; the task and cell from the run's plan, as
+    `metasim eval` made them), filmed from the scene's world camera. `plans` caches the
+    run's plan across the replays of one report (empty: made here and appended).
     """
-    from metasim.evaluate.config import EvalConfig, scene_of
-    from metasim.evaluate.executors import Shard, run_shard
-    from metasim.perturb import Cell, apply_cell, expand, load_grid
+    from metasim.evaluate.config import EvalConfig
+    from metasim.evaluate.executors import run_shard
+    from metasim.evaluate.plan import Plan
 
     cfg = EvalConfig.model_validate({**run.config, "out": None})
-    scenes = {scene_of(p).name: p for p in cfg.task_files()}
-    path = scenes[ep.task]
-    grid = load_grid(cfg.perturbation)
-    cells = {c.id: c for c in expand(grid)}
-    cell = cells.get(ep.cell) or Cell(id=ep.cell, index=0, values=ep.factors, seed=0)
-    scene, noise = apply_cell(scene_of(path), grid, cell)
-    shard = Shard(
-        scene=scene.model_dump(by_alias=True),
-        source=str(path),
-        episodes=(ep.episode,),
-        noise=noise,
-        cell=cell.id,
-        factors=cell.values,
-        spec=dataclasses.replace(cfg.rollout, num_envs=1, threads=cfg.threads),
-    )
+    plans = [] if plans is None else plans
+    if not plans:
+        plans.append(Plan.of(cfg))
+    item = plans[0].item(ep.task, ep.cell, ep.factors)
+    spec = dataclasses.replace(cfg.rollout, num_envs=1, threads=cfg.threads)
+    shard = item.shard((ep.episode,), spec)
     frames: list[np.ndarray] = []
     envs: list[Any] = []
     cams: list[str] = []

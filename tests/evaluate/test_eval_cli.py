@@ -83,7 +83,7 @@ def test_bad_overrides_exit_2_without_traceback(tmp_path, capsys, override, need
 def test_compose_defaults():
     cfg = compose([])
     assert cfg.suite.name == "tabletop" and cfg.policy.kind == "scripted"
-    assert len(cfg.task_files()) == len(cfg.suite.tasks)
+    assert len(cfg.tasks()) == len(cfg.suite.tasks)
 
 
 def test_run_eval_api(tmp_path):

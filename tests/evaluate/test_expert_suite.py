@@ -7,7 +7,6 @@ import pytest
 from metasim.evaluate.config import compose
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
-from metasim.scene import compile_file
 
 SUITE = compose([]).suite.tasks
 
@@ -15,7 +14,7 @@ SUITE = compose([]).suite.tasks
 @pytest.mark.slow
 @pytest.mark.parametrize("task", SUITE)
 def test_expert_reaches_90_percent(task):
-    compiled = compile_file(str(compose([]).task_files()[SUITE.index(task)]))
+    compiled = compose([]).tasks()[SUITE.index(task)].compile()
     records = list(run_task(compiled, RolloutSpec.of("scripted", seed=0, num_envs=16), 50))
     assert len(records) == 50
     rate = sum(r.success for r in records) / 50
@@ -27,6 +26,6 @@ def test_expert_reaches_90_percent(task):
 @pytest.mark.parametrize("task", SUITE)
 def test_expert_smoke(task):
     """Fast check for every CI run: the expert solves the first 4 episodes of each task."""
-    compiled = compile_file(str(compose([]).task_files()[SUITE.index(task)]))
+    compiled = compose([]).tasks()[SUITE.index(task)].compile()
     records = list(run_task(compiled, RolloutSpec.of("scripted", seed=0, num_envs=4), 4))
     assert sum(r.success for r in records) >= 3

@@ -1,0 +1,41 @@
+"""LIBERO's task source: `libero:<suite>/<task index or name>` -> the imported `Scene`.
+
+Registered at import (light: the task itself is imported, with mujoco, only by `load`);
+its suites are LIBERO's own (`libero_spatial`, `libero_object`, `libero_goal`,
+`libero_10`, `libero_90` and the LIBERO-PRO variants), read from the installed
+`libero` extra's task map, each task referenced by its index in LIBERO's order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from metasim.errors import MetasimInputError
+from metasim.scene.schema import Scene
+from metasim.scene.sources import TaskSource, task_source
+
+
+@task_source("libero:")
+class LiberoSource(TaskSource):
+    """LIBERO tasks, imported from BDDL and the installed asset packages."""
+
+    def load(self, ref: str) -> Scene:
+        from metasim.libero.scene import load_task
+
+        return load_task(ref).scene
+
+    def suites(self) -> dict[str, list[str]]:
+        """Every suite of LIBERO's task map ({} when the `libero` extra is missing)."""
+        from metasim.libero import paths
+
+        try:
+            task_map = paths._task_map()
+        except MetasimInputError:
+            return {}
+        return {s: [f"libero:{s}/{i}" for i in range(len(t))] for s, t in task_map.items()}
+
+    def bench(self, ref: str, num_envs: list[int], steps: int) -> dict[str, Any]:
+        """Measured next to the reference simulator (robosuite + LIBERO), not rollout."""
+        from metasim.bench.libero import bench_libero
+
+        return bench_libero(ref, num_envs, steps)
