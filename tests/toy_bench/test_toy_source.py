@@ -1,7 +1,8 @@
 """A task source registered from outside the package (tests/toy_bench/source.py, prefix
 `toy:`) resolves everywhere tasks are named: `metasim eval` (by its suite name and by
-reference), `metasim scene validate`, gym registration (collect and report: test_toy_benchmark.py). Without the task-source
-registry every one of these reads `toy:lift/0` as a missing scene file."""
+reference), `metasim scene validate`, gym registration (collect and report:
+test_toy_benchmark.py). Without the task-source registry every one of these reads
+`toy:lift/0` as a missing scene file."""
 
 from __future__ import annotations
 
