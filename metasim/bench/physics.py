@@ -221,13 +221,13 @@ def run_physics_bench_cli(args: argparse.Namespace) -> int:
 
     if args.backend not in BACKENDS:
         raise MetasimInputError(
-            "--backend", [f"unknown backend {args.backend!r}; expected one of {sorted(BACKENDS)}"]
+            "--backend", [f"unknown backend {args.backend!r}; expected one of {BACKENDS.names()}"]
         )
     if any(n < 1 for n in args.num_envs) or args.steps < 1 or args.repeats < 1:
         raise MetasimInputError("command line", ["--num-envs, --steps and --repeats must be >= 1"])
     check_budget("--num-envs × --steps", max(args.num_envs) * args.steps, "METASIM_MAX_ENV_STEPS")
     if args.scene.startswith("libero:"):  # next to the reference simulator, not rollout
-        from metasim.bench.libero import bench_libero
+        from metasim.libero.bench import bench_libero
 
         print(json.dumps(bench_libero(args.scene, args.num_envs, args.steps), indent=2))
         return 0

@@ -18,6 +18,7 @@ import sys
 import threading
 from typing import Any
 
+from metasim.cli.verbs import verb
 from metasim.errors import MetasimInputError
 from metasim.guards import bounded_float, bounded_int
 
@@ -124,3 +125,6 @@ def run_serve_cli(args: argparse.Namespace) -> int:
     finally:
         server.stop()
     return 0
+
+
+verb("serve", add_parser, run_serve_cli)

@@ -24,6 +24,7 @@ from metasim.envs.vec_env import CameraView
 from metasim.errors import MetasimInputError, validation_problems
 from metasim.policies.conventions import ActionConvention
 from metasim.policies.observation import ObservationSpec
+from metasim.registry import Registry
 from metasim.scene.compile import CompiledScene
 
 
@@ -119,45 +120,42 @@ PolicyFactory = Callable[[PolicyContext], Policy]
 
 @dataclass(frozen=True)
 class PolicyKind:
-    """A registered policy kind: its factory and the model of its options."""
+    """A registered policy kind: its factory, the model of its options, and whether it
+    is a client of a policy running elsewhere (`metasim serve` refuses to re-serve one)."""
 
     name: str
     factory: PolicyFactory
     options: type[PolicyOptions]
+    client: bool = False
 
 
-_REGISTRY: dict[str, PolicyKind] = {}
+# Kind name -> PolicyKind; every module of metasim.policies (and of each plug-in) that
+# defines a kind registers it with `register_policy`.
+POLICIES: Registry[PolicyKind] = Registry("policy kind", packages=("metasim.policies",))
 
 
 def register_policy(
-    name: str, options: type[PolicyOptions] = PolicyOptions
+    name: str, options: type[PolicyOptions] = PolicyOptions, client: bool = False
 ) -> Callable[[PolicyFactory], PolicyFactory]:
-    """Register `factory(ctx) -> Policy` as kind `name`, taking the options `options`."""
+    """Register `factory(ctx) -> Policy` as kind `name`, taking the options `options`
+    (`client`: the kind talks to a policy served elsewhere)."""
 
     def deco(factory: PolicyFactory) -> PolicyFactory:
-        _REGISTRY[name] = PolicyKind(name, factory, options)
+        POLICIES.register(name, PolicyKind(name, factory, options, client))
         return factory
 
     return deco
 
 
-def _register_builtin() -> None:
-    """Import the modules whose factories register the built-in policy kinds."""
-    import importlib
-
-    for mod in ("scripted", "remote", "lerobot_policy", "noop", "libero_expert"):
-        importlib.import_module(f"metasim.policies.{mod}")
-
-
 def policy_kind(name: str) -> PolicyKind:
     """The registered kind `name` (an input error naming the known kinds if none)."""
-    _register_builtin()
-    if name not in _REGISTRY:
+    kind = POLICIES.get(name)
+    if kind is None:
         raise MetasimInputError(
             "policy config",
-            [f"kind: unknown policy kind {name!r}; expected one of {sorted(_REGISTRY)}"],
+            [f"kind: unknown policy kind {name!r}; expected one of {POLICIES.names()}"],
         )
-    return _REGISTRY[name]
+    return kind
 
 
 def parse_policy_options(
@@ -199,5 +197,5 @@ def make_policy(name: str, ctx: PolicyContext) -> Policy:
 
 
 def registered_policies() -> list[str]:
-    _register_builtin()
-    return sorted(_REGISTRY)
+    """Every registered policy kind."""
+    return POLICIES.names()

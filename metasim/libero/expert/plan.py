@@ -17,8 +17,8 @@ import mujoco
 import numpy as np
 
 from metasim.errors import MetasimInputError
+from metasim.libero.expert.clearance import GripClearance
 from metasim.policies.base import PolicyContext
-from metasim.policies.libero_clearance import GripClearance
 from metasim.scene.schema import AllOf
 from metasim.scene.schema_libero import RestingOn, SiteIn, SiteOn
 from metasim.tasks.predicates import body_extent
