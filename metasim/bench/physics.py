@@ -50,7 +50,7 @@ def _eval_loop(env: MetasimVectorEnv, steps: int) -> tuple[float, np.ndarray, li
     `_Loop`: chunk refills, action checks, episode records and restarts), the controls
     it sent (steps, B, nu), and the episodes that finished meanwhile."""
     compiled = env.compiled
-    policy = make_policy("scripted", policy_context(env, "ee_delta", {}))
+    policy = make_policy("scripted", policy_context(env, "ee_delta"))
     ctrls = np.zeros((steps, env.num_envs, compiled.model.nu))
     done = [0]
     records: list[EpisodeRecord] = []

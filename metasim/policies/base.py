@@ -52,14 +52,16 @@ class PolicyContext:
     fixture_bodies: tuple[str, ...]
     fixture_sites: tuple[str, ...]
     control_dt: float
-    options: PolicyOptions | dict[str, Any] = field(default_factory=dict)
+    options: PolicyOptions = field(default_factory=PolicyOptions)
 
     def typed(self, model: type[OptionsT]) -> OptionsT:
-        """The options as `model` (validated here when they arrived as plain data)."""
-        if isinstance(self.options, model):
-            return self.options
-        raw = self.options if isinstance(self.options, dict) else self.options.model_dump()
-        return parse_policy_options(model, raw, model.__name__)
+        """The options as `model`, the kind's own model (`make_policy` hands each kind its
+        own; anything else is a programming error, not bad user input)."""
+        if not isinstance(self.options, model):
+            raise TypeError(
+                f"policy options are {type(self.options).__name__}, not {model.__name__}"
+            )
+        return self.options
 
     @classmethod
     def of(
@@ -67,7 +69,7 @@ class PolicyContext:
         compiled: CompiledScene,
         num_envs: int,
         action_space: str,
-        options: PolicyOptions | Mapping[str, Any] | None = None,
+        options: PolicyOptions | None = None,
     ) -> PolicyContext:
         """The context of a policy driving `num_envs` envs of `compiled`."""
         from metasim.envs.vec_env import scene_parts
@@ -81,7 +83,7 @@ class PolicyContext:
             fixture_bodies=bodies,
             fixture_sites=sites,
             control_dt=compiled.control_dt,
-            options=options if isinstance(options, PolicyOptions) else dict(options or {}),
+            options=options if options is not None else PolicyOptions(),
         )
 
 
@@ -131,7 +133,7 @@ class PolicyKind:
 
 # Kind name -> PolicyKind; every module of metasim.policies (and of each plug-in) that
 # defines a kind registers it with `register_policy`.
-POLICIES: Registry[PolicyKind] = Registry("policy kind", packages=("metasim.policies",))
+POLICY_KINDS: Registry[PolicyKind] = Registry("policy kind", packages=("metasim.policies",))
 
 
 def register_policy(
@@ -141,7 +143,7 @@ def register_policy(
     (`client`: the kind talks to a policy served elsewhere)."""
 
     def deco(factory: PolicyFactory) -> PolicyFactory:
-        POLICIES.register(name, PolicyKind(name, factory, options, client))
+        POLICY_KINDS.register(name, PolicyKind(name, factory, options, client))
         return factory
 
     return deco
@@ -149,53 +151,42 @@ def register_policy(
 
 def policy_kind(name: str) -> PolicyKind:
     """The registered kind `name` (an input error naming the known kinds if none)."""
-    kind = POLICIES.get(name)
+    kind = POLICY_KINDS.get(name)
     if kind is None:
         raise MetasimInputError(
             "policy config",
-            [f"kind: unknown policy kind {name!r}; expected one of {POLICIES.names()}"],
+            [f"kind: unknown policy kind {name!r}; expected one of {POLICY_KINDS.names()}"],
         )
     return kind
 
 
-def parse_policy_options(
-    model: type[OptionsT],
-    options: Mapping[str, Any],
-    kind: str,
-    locate: Callable[[tuple[int | str, ...]], str] | None = None,
-) -> OptionsT:
-    """Validate a policy config's options; a bad or unknown key is an input error naming
-    it (`policy.<key>`, after `locate(("policy", *key))`: the file line that set it)."""
+def policy_options(name: str, options: Mapping[str, Any]) -> PolicyOptions:
+    """`options` (plain data) validated into the model kind `name` registered; a bad or
+    unknown key is an input error naming it (`policy.<key>`)."""
+    model = policy_kind(name).options
     try:
         return model.model_validate(dict(options))
     except ValidationError as exc:
         problems = validation_problems(exc, prefix="policy.")
-        if locate is not None:
-            locs = [
-                ("policy", *(p for p in e["loc"] if isinstance(p, int | str))) for e in exc.errors()
-            ]
-            problems = [locate(loc) + text for loc, text in zip(locs, problems, strict=True)]
-        raise MetasimInputError(f"policy config (kind {kind})", problems) from None
-
-
-def policy_options(
-    name: str,
-    options: Mapping[str, Any],
-    locate: Callable[[tuple[int | str, ...]], str] | None = None,
-) -> PolicyOptions:
-    """`options` validated against the options model kind `name` registered."""
-    return parse_policy_options(policy_kind(name).options, options, name, locate)
+        raise MetasimInputError(f"policy config (kind {name})", problems) from None
 
 
 def make_policy(name: str, ctx: PolicyContext) -> Policy:
-    """A policy of kind `name`; options given as plain data are validated first."""
+    """A policy of kind `name`. Options of the common model only (`PolicyOptions`, what a
+    caller driving any kind passes) become the kind's model with its defaults; options of
+    another kind's model are refused."""
     kind = policy_kind(name)
     if not isinstance(ctx.options, kind.options):
-        raw = ctx.options if isinstance(ctx.options, dict) else ctx.options.model_dump()
-        ctx = replace(ctx, options=parse_policy_options(kind.options, raw, name))
+        if type(ctx.options) is not PolicyOptions:
+            raise TypeError(
+                f"policy kind {name!r} takes {kind.options.__name__}, "
+                f"not {type(ctx.options).__name__}"
+            )
+        common = ctx.options.model_dump(exclude_unset=True)
+        ctx = replace(ctx, options=kind.options.model_validate(common))
     return kind.factory(ctx)
 
 
 def registered_policies() -> list[str]:
     """Every registered policy kind."""
-    return POLICIES.names()
+    return POLICY_KINDS.names()

@@ -18,9 +18,10 @@ from metasim.cli.main import main
 from metasim.cli.verbs import VERBS
 from metasim.envs.noise import RuntimeNoise
 from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.evaluate.config import compose
 from metasim.paths import SCENES
 from metasim.perturb import RUNTIME_AXES, Grid, apply_cell, expand
-from metasim.policies.base import POLICIES
+from metasim.policies.base import POLICY_KINDS
 from metasim.scene import load_scene
 from metasim.sim import BACKENDS, get_backend
 
@@ -34,7 +35,7 @@ def toy() -> Iterator[ModuleType]:
     yield mod
     for registry, name in mod.NAMES.values():
         registry.unregister(name)
-    POLICIES.unregister("toy_hold")
+    POLICY_KINDS.unregister("toy_hold")
     VERBS.unregister("toy")
 
 
@@ -49,6 +50,8 @@ def test_eval_runs_on_a_plugin_backend_with_a_plugin_policy_under_a_plugin_axis(
     out = tmp_path / "run"
     args = ["eval", "--quiet", "suite.tasks=[lift_cube]", "episodes=1", "num_envs=1"]
     args += ["backend=toy_counting", "policy=noop", "policy.kind=toy_hold", "+policy.grip=0.5"]
+    spec = compose([a for a in args if a not in ("eval", "--quiet")]).rollout
+    assert isinstance(spec.options, toy.ToyOptions) and spec.options.grip == 0.5
     assert main([*args, f"perturbation={grid}", f"out={out}"]) == 0
     assert (out / "summary.json").is_file()
     assert toy.COUNTING_STEPS, "the toy backend stepped no env"
