@@ -130,6 +130,11 @@ class PolicyKind:
     options: type[PolicyOptions]
     client: bool = False
 
+    def __post_init__(self) -> None:
+        # Named after its factory, so the registry tells two kinds claiming one name apart.
+        object.__setattr__(self, "__module__", self.factory.__module__)
+        object.__setattr__(self, "__qualname__", self.factory.__qualname__)
+
 
 # Kind name -> PolicyKind; every module of metasim.policies (and of each plug-in) that
 # defines a kind registers it with `register_policy`.

@@ -116,3 +116,11 @@ def test_every_backend_takes_nthread(name: str) -> None:
     except KeyError as exc:
         pytest.skip(str(exc))
     assert "nthread" in inspect.signature(cls.__init__).parameters
+
+
+def test_a_plugin_cannot_take_a_built_in_kind_s_name() -> None:
+    from metasim.policies.base import register_policy
+
+    assert "scripted" in POLICY_KINDS  # the built-in kinds are loaded on this first read
+    with pytest.raises(ValueError, match=r"policy kind 'scripted' registered twice"):
+        register_policy("scripted")(lambda ctx: None)  # type: ignore[arg-type,return-value]
