@@ -50,7 +50,7 @@ def _eval_loop(env: MetasimVectorEnv, steps: int) -> tuple[float, np.ndarray, li
     `_Loop`: chunk refills, action checks, episode records and restarts), the controls
     it sent (steps, B, nu), and the episodes that finished meanwhile."""
     compiled = env.compiled
-    policy = make_policy("scripted", policy_context(env, "ee_delta", {}))
+    policy = make_policy("scripted", policy_context(env, "ee_delta"))
     ctrls = np.zeros((steps, env.num_envs, compiled.model.nu))
     done = [0]
     records: list[EpisodeRecord] = []
@@ -221,7 +221,7 @@ def run_physics_bench_cli(args: argparse.Namespace) -> int:
 
     if args.backend not in BACKENDS:
         raise MetasimInputError(
-            "--backend", [f"unknown backend {args.backend!r}; expected one of {sorted(BACKENDS)}"]
+            "--backend", [f"unknown backend {args.backend!r}; expected one of {BACKENDS.names()}"]
         )
     if any(n < 1 for n in args.num_envs) or args.steps < 1 or args.repeats < 1:
         raise MetasimInputError("command line", ["--num-envs, --steps and --repeats must be >= 1"])

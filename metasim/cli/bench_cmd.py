@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from metasim.cli.verbs import verb
 from metasim.guards import NUM_ENVS, OUT_FILE, REPEATS, STEPS, THREADS
 from metasim.paths import SCENES
 
@@ -90,3 +91,6 @@ def add_parser(verbs: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the bench that `args.bench_verb` names."""
     return BENCHES[args.bench_verb][1](args)
+
+
+verb("bench", add_parser, run)

@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from metasim.cli.verbs import verb
+
 
 def add_parser(verbs: Any) -> None:
     co = verbs.add_parser(
@@ -64,3 +66,6 @@ def run(args: argparse.Namespace) -> int:
         return 1
     Console().print(f"dataset: {result.root}")
     return 0
+
+
+verb("collect", add_parser, run)

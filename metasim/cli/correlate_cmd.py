@@ -7,6 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from metasim.cli.verbs import verb
 from metasim.errors import MetasimInputError
 from metasim.guards import OUT_FILE, SEED, bounded_float, bounded_int, check_budget, check_out_file
 
@@ -168,3 +169,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_table(result)
     return 0
+
+
+verb("correlate", add_parser, run)

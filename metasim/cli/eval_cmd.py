@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from metasim.cli.verbs import verb
+
 
 def add_parser(verbs: Any) -> None:
     ev = verbs.add_parser("eval", help="evaluate a policy on a task suite (Hydra overrides)")
@@ -42,3 +44,6 @@ def run(args: argparse.Namespace) -> int:
     Console().print(table)
     Console().print(f"run folder: {result.run_dir}")
     return 0
+
+
+verb("eval", add_parser, run)

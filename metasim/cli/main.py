@@ -4,22 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
 
-from metasim.cli import (
-    bench_cmd,
-    collect_cmd,
-    correlate_cmd,
-    eval_cmd,
-    libero_cmd,
-    recon_cmd,
-    report_cmd,
-    scene_cmds,
-    schema_cmd,
-    serve_cmd,
-)
+from metasim.cli.verbs import VERBS  # the verbs: built-in ones and plug-ins'
 from metasim.errors import MetasimInputError
 
 
@@ -31,32 +18,10 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-@dataclass(frozen=True)
-class Verb:
-    """A verb: `add(subparsers)` declares its arguments, `run(args)` calls the library."""
-
-    add: Callable[[Any], None]
-    run: Callable[[argparse.Namespace], int]
-
-
-VERBS: dict[str, Verb] = {
-    "eval": Verb(eval_cmd.add_parser, eval_cmd.run),
-    "collect": Verb(collect_cmd.add_parser, collect_cmd.run),
-    "scene": Verb(scene_cmds.add_parser, scene_cmds.run),
-    "bench": Verb(bench_cmd.add_parser, bench_cmd.run),
-    "serve": Verb(serve_cmd.add_parser, serve_cmd.run_serve_cli),
-    "recon": Verb(recon_cmd.add_parser, recon_cmd.run_recon_cli),
-    "correlate": Verb(correlate_cmd.add_parser, correlate_cmd.run),
-    "report": Verb(report_cmd.add_parser, report_cmd.run),
-    "schema": Verb(schema_cmd.add_parser, schema_cmd.run),
-    "libero": Verb(libero_cmd.add_parser, libero_cmd.run),
-}
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="metasim", description=__doc__)
     verbs = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
-    for verb in VERBS.values():
+    for _, verb in VERBS.items():
         verb.add(verbs)
     return parser
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from metasim.cli.verbs import verb
 from metasim.guards import OUT_DIR, bounded_float, bounded_int, check_out_dir
 
 
@@ -95,3 +96,6 @@ def run_recon_cli(args: argparse.Namespace) -> int:
         }
         print(json.dumps(summary, indent=1))
     return 0
+
+
+verb("recon", add_parser, run_recon_cli)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from metasim.cli.verbs import verb
 from metasim.errors import MetasimInputError
 from metasim.guards import bounded_int
 
@@ -28,3 +29,6 @@ def run(args: argparse.Namespace) -> int:
     path = build_report(args.run_dir, args.compare, args.out, args.videos)
     print(f"report: {path} ({path.stat().st_size / 1e6:.1f} MB)")
     return 0
+
+
+verb("report", add_parser, run)

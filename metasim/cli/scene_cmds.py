@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from metasim.cli.verbs import verb
 from metasim.errors import MetasimInputError
 from metasim.guards import OUT_DIR, check_out_dir
 
@@ -84,3 +85,6 @@ def render(file: Path, out: Path) -> int:
         print(f"wrote {path} ({img.shape[1]}x{img.shape[0]})")
     env.close()
     return 0
+
+
+verb("scene", add_parser, run)

@@ -7,6 +7,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from metasim.cli.verbs import verb
+
 
 def _summary() -> dict[str, Any]:
     from metasim.evaluate.records import RunSummary
@@ -34,3 +36,6 @@ def add_parser(verbs: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     print(json.dumps(SCHEMAS[args.what](), indent=2))
     return 0
+
+
+verb("schema", add_parser, run)

@@ -18,6 +18,7 @@ import sys
 import threading
 from typing import Any
 
+from metasim.cli.verbs import verb
 from metasim.errors import MetasimInputError
 from metasim.guards import bounded_float, bounded_int
 
@@ -78,24 +79,24 @@ def check_exposure(host: str, api_key: str | None, allowed: bool) -> None:
 
 def run_serve_cli(args: argparse.Namespace) -> int:
     from metasim.evaluate.config import compose
+    from metasim.policies.base import policy_kind
     from metasim.policies.serving import PROTOCOL, session_factory
     from metasim.policies.transport.server import PolicyServer
 
     api_key = args.api_key or os.environ.get("METASIM_API_KEY") or None
     check_exposure(args.host, api_key, args.allow_unauthenticated)
-    cfg = compose(list(args.overrides))
-    options = cfg.policy.adapter_options()
-    if cfg.policy.kind in ("openpi", "http"):
+    spec = compose(list(args.overrides)).rollout  # the policy typed as `metasim eval` has it
+    if policy_kind(spec.policy).client:
         raise MetasimInputError(
-            "command line", [f"policy={cfg.policy.kind} is a client; serve a local policy"]
+            "command line", [f"policy={spec.policy} is a client; serve a local policy"]
         )
     metadata = {
         "protocol": PROTOCOL,
-        "policy": cfg.policy.kind,
-        "action_space": cfg.policy.action_space,
+        "policy": spec.policy,
+        "action_space": spec.actions.env_space,
     }
     server = PolicyServer(
-        session_factory(cfg.policy.kind, cfg.policy.action_space, options),
+        session_factory(spec.policy, spec.options),
         metadata=metadata,
         host=args.host,
         port=args.port,
@@ -115,7 +116,7 @@ def run_serve_cli(args: argparse.Namespace) -> int:
     auth = " (API key required)" if api_key else ""
     if not api_key and not is_loopback(args.host):
         auth = " WITHOUT an API key: anyone who reaches this port can use the policy"
-    sys.stderr.write(f"serving policy {cfg.policy.kind!r} on {server.url}{auth}\n")
+    sys.stderr.write(f"serving policy {spec.policy!r} on {server.url}{auth}\n")
     sys.stderr.flush()
     try:
         threading.Event().wait()  # until Ctrl-C / SIGTERM
@@ -124,3 +125,6 @@ def run_serve_cli(args: argparse.Namespace) -> int:
     finally:
         server.stop()
     return 0
+
+
+verb("serve", add_parser, run_serve_cli)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,6 @@ class RuntimeNoise:
 
     @property
     def active(self) -> bool:
-        return bool(
-            self.state_noise or self.image_noise or self.action_noise or self.action_latency
-        )
+        """Whether any field differs from its nominal zero: derived from the fields, so a
+        field a new runtime axis sets is covered without editing this."""
+        return any(getattr(self, f.name) for f in fields(self))

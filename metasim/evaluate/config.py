@@ -9,9 +9,9 @@ field (exit 2, the key and what was expected).
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cached_property
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 from omegaconf import OmegaConf
 from pydantic import (
@@ -19,14 +19,20 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    SerializationInfo,
+    TypeAdapter,
     ValidationError,
+    create_model,
     field_validator,
+    model_serializer,
     model_validator,
 )
+from pydantic_core import PydanticCustomError, to_jsonable_python
 
 from metasim.errors import MetasimInputError, validation_problems
 from metasim.evaluate.spec import RolloutSpec
 from metasim.paths import EVAL, POLICIES
+from metasim.policies.base import PolicyOptions
 from metasim.scene.sources import NoSuchTask, Task, all_suites, resolve
 from metasim.yamlio import Loc, dotted, line_of, load_yaml, node_at, plain
 
@@ -42,48 +48,143 @@ class SuiteConfig(BaseModel):
     tasks: Annotated[list[str], Field(min_length=1)]
 
 
-class PolicyConfig(BaseModel):
-    """A policy config; `kind` picks the adapter, other keys are the adapter's options.
+HARNESS = ("kind", "action_space", "execute", "ensemble")  # what the harness owns
 
-    The harness owns chunk execution: `execute` actions of each chunk (null: all of it),
-    or temporal ensembling with weight exp(ensemble * j) on the prediction made j steps
-    ago (ACT's rule; a new chunk every step). `actions` (the action convention, see
+
+class PolicyConfig(BaseModel):
+    """A policy config: `kind` picks the adapter; the harness's fields here, the kind's
+    options (its registered model) beside them, flat as written in policies/*.yaml.
+
+    Validated through `typed_policy`, the discriminated union on `kind` of one model per
+    registered kind (`PolicyConfig` + the kind's options model), so `compose` yields the
+    kind's typed options and `options()` hands exactly those down. The harness owns chunk
+    execution: `execute` actions of each chunk (null: all of it), or temporal ensembling
+    with weight exp(ensemble * j) on the prediction made j steps ago (ACT's rule; a new
+    chunk every step). `actions` (the action convention, see
     metasim.policies.conventions) decides the env's action space.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid", frozen=True)
     kind: str
     # the env's canonical space; set from `actions` when declared, else it declares them
     action_space: Literal["ee_delta", "joint_pos"] = "ee_delta"
     execute: Annotated[int, Field(ge=1)] | None = None
     ensemble: Annotated[float, Field(ge=0)] | None = None
 
-    def adapter_options(self) -> dict[str, Any]:
-        """The options the policy itself gets (everything but what the harness owns)."""
-        harness = ("kind", "action_space", "execute", "ensemble")
-        out = {k: v for k, v in self.model_dump().items() if k not in harness}
-        if "actions" not in out and self.action_space != "ee_delta":
-            out["actions"] = {"space": self.action_space}
+    @model_validator(mode="before")
+    @classmethod
+    def _space_and_convention(cls, data: Any) -> Any:
+        """`action_space` from a declared `actions`, else `actions` from `action_space`."""
+        if not isinstance(data, dict):
+            return data
+        from metasim.policies.conventions import ActionConvention
+
+        if data.get("actions") is not None:
+            try:
+                conv = ActionConvention.model_validate(data["actions"])
+            except ValidationError:
+                return data  # reported with its path (policy.actions.*) by the kind's model
+            return {**data, "action_space": conv.env_space}
+        if data.get("action_space", "ee_delta") != "ee_delta":
+            return {**data, "actions": {"space": data["action_space"]}}
+        return data
+
+    @model_serializer(mode="plain")
+    def _as_given(self, info: SerializationInfo) -> dict[str, Any]:
+        """The harness's fields and the options as given (nested ones without their
+        defaults): what the run's manifest and summary record, as before options were
+        typed, so a resumed run compares equal and the dump validates back."""
+        out: dict[str, Any] = {}
+        for key in type(self).model_fields:
+            if key not in HARNESS and key not in self.model_fields_set:
+                continue
+            value = getattr(self, key)
+            if isinstance(value, BaseModel):
+                value = value.model_dump(mode=info.mode, exclude_unset=True)
+            elif info.mode == "json":
+                value = to_jsonable_python(value)
+            out[key] = value
         return out
 
-    @model_validator(mode="after")
-    def _space_from_convention(self) -> PolicyConfig:
-        actions = (self.model_extra or {}).get("actions")
-        if actions is not None:
-            from metasim.policies.conventions import ActionConvention
+    def options(self) -> PolicyOptions:
+        """The kind's typed options (its registered model; the harness's fields left out)."""
+        from metasim.policies.base import policy_kind
 
-            try:
-                conv = ActionConvention.model_validate(actions)
-            except ValidationError:
-                return self  # reported with its path by the rollout spec (policy.actions.*)
-            self.action_space = conv.env_space
-        return self
+        model = policy_kind(self.kind).options
+        if type(self) is model:
+            return self
+        names = [n for n in model.model_fields if n not in HARNESS]
+        given = {n: getattr(self, n) for n in names}
+        return model.model_construct(self.model_fields_set & set(names), **given)
+
+
+@cache
+def _kind_config(name: str, options: type[PolicyOptions]) -> type[PolicyConfig]:
+    """The config model of one kind: the harness's fields + the kind's options."""
+    bases: Any = (PolicyConfig, options)
+    tag: Any = Literal[name]
+    model: type[PolicyConfig] = create_model(
+        f"{options.__name__}Config", __base__=bases, __module__=__name__, kind=(tag, ...)
+    )
+    return model
+
+
+@lru_cache(maxsize=8)
+def _union(kinds: tuple[tuple[str, type[PolicyOptions]], ...]) -> TypeAdapter[PolicyConfig]:
+    members = tuple(_kind_config(name, options) for name, options in kinds)
+    union: Any = Union[members] if len(members) > 1 else members[0]  # noqa: UP007
+    if len(members) > 1:
+        union = Annotated[union, Field(discriminator="kind")]
+    return TypeAdapter(union)
+
+
+def typed_policy(data: Any) -> PolicyConfig:
+    """A policy config validated into its kind's model: the discriminated union on `kind`
+    over every registered kind (built from the registry when asked, so a kind a plug-in
+    registers later is a member). Errors name the field as written (`port`, not the tag)."""
+    from metasim.policies.base import POLICY_KINDS
+
+    if isinstance(data, PolicyConfig):
+        return data
+    kinds = tuple((name, kind.options) for name, kind in POLICY_KINDS.items())
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if isinstance(kind, str) and kind not in POLICY_KINDS:
+        raise ValidationError.from_exception_data(
+            "PolicyConfig",
+            [
+                {
+                    "type": PydanticCustomError(
+                        "unknown_kind",
+                        "unknown policy kind {kind}; expected one of {known}",
+                        {"kind": repr(kind), "known": str([n for n, _ in kinds])},
+                    ),
+                    "loc": ("kind",),
+                    "input": kind,
+                }
+            ],
+        )
+    try:
+        return _union(kinds).validate_python(data)
+    except ValidationError as exc:
+        raise _untagged(exc, kind) from None
+
+
+def _untagged(exc: ValidationError, tag: object) -> ValidationError:
+    """`exc` with the union's tag (the kind) dropped from each error's location."""
+    errors: list[Any] = []
+    for e in exc.errors():
+        loc = e["loc"][1:] if e["loc"][:1] == (tag,) else e["loc"]
+        detail: dict[str, Any] = {"type": e["type"], "loc": loc, "input": e["input"]}
+        if "ctx" in e:
+            detail["ctx"] = e["ctx"]
+        errors.append(detail)
+    return ValidationError.from_exception_data(exc.title, errors)
 
 
 class EvalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     suite: SuiteConfig
-    policy: PolicyConfig
+    policy: PolicyConfig  # the kind's config model (`typed_policy`)
     backend: str = "mujoco"
     num_envs: Annotated[int, Field(ge=1, le=4096)] = 8
     episodes: Annotated[int, Field(ge=1, le=MAX_EPISODES)] = 10  # per task and cell
@@ -101,6 +202,11 @@ class EvalConfig(BaseModel):
 
     _locate: Locate | None = PrivateAttr(default=None)  # set by compose(): file lines
 
+    @field_validator("policy", mode="before")
+    @classmethod
+    def _typed_policy(cls, v: Any) -> PolicyConfig:
+        return typed_policy(v)
+
     @field_validator("device")
     @classmethod
     def _cpu_only(cls, v: str) -> str:
@@ -114,13 +220,12 @@ class EvalConfig(BaseModel):
 
     @cached_property
     def rollout(self) -> RolloutSpec:
-        """The typed rollout spec of this config: the policy options validated against
-        the kind's registered model (an input error naming the key otherwise)."""
+        """The typed rollout spec of this config: the kind's options (validated with the
+        config) and the harness's settings."""
         p = self.policy
-        return RolloutSpec.of(
-            p.kind,
-            p.adapter_options(),
-            locate=self._locate,
+        return RolloutSpec(
+            policy=p.kind,
+            options=p.options(),
             seed=self.seed,
             num_envs=self.num_envs,
             backend=self.backend,

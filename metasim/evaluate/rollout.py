@@ -38,7 +38,7 @@ StartObserver = Callable[[np.ndarray, np.ndarray], None]
 def policy_context(
     env: MetasimVectorEnv,
     action_space: str,
-    options: PolicyOptions | Mapping[str, object] | None = None,
+    options: PolicyOptions | None = None,
 ) -> PolicyContext:
     return PolicyContext.of(env.compiled, env.num_envs, action_space, options)
 

@@ -95,7 +95,6 @@ def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, A
     """What reproduces the run: config, versions, git commit, per-episode seeds."""
     from metasim.policies.conventions import GRIPPER_MEANING
 
-    extra = cfg.policy.model_extra or {}
     conv = cfg.rollout.actions
     conventions = {
         "actions": conv.model_dump(),
@@ -105,7 +104,11 @@ def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, A
             else "ee_delta on position-driven robots, osc_pose on torque-driven ones"
         ),
         "gripper": f"{conv.gripper}: {GRIPPER_MEANING[conv.gripper]}",
-        "observation": extra.get("observation") or "the env's observation groups",
+        "observation": (
+            cfg.rollout.observation.model_dump(mode="json", exclude_unset=True)
+            if "observation" in cfg.policy.model_fields_set
+            else "the env's observation groups"
+        ),
         "chunks": (
             f"temporal ensembling, weight exp({cfg.policy.ensemble} * age)"
             if cfg.policy.ensemble is not None

@@ -1,13 +1,14 @@
 """The rollout spec: everything `run_task` needs besides the scene, typed and frozen.
 
-Built once from the validated config (`EvalConfig.rollout`, forced by `compose()`), so a
-bad policy option is refused before any run folder exists; carried by every `Shard` to
+Built once from the validated config (`EvalConfig.rollout`, forced by `compose()`; the
+policy options were validated into the kind's model when the config was), so a bad
+policy option is refused before any run folder exists; carried by every `Shard` to
 the executor and into `run_task`. Picklable (what a Ray worker receives).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,12 +40,12 @@ class RolloutSpec:
         cls,
         policy: str,
         options: Mapping[str, Any] | None = None,
-        locate: Callable[[tuple[int | str, ...]], str] | None = None,
         **kw: Any,
     ) -> RolloutSpec:
-        """A spec with `options` validated against the model kind `policy` registered
-        (an input error naming the key, and with `locate` the file line that set it)."""
-        return cls(policy=policy, options=policy_options(policy, options or {}, locate), **kw)
+        """A spec from plain data (library callers, tests): `options` validated into the
+        model kind `policy` registered (an input error naming the key). `metasim eval`
+        and `serve` build theirs from the typed config instead (`EvalConfig.rollout`)."""
+        return cls(policy=policy, options=policy_options(policy, options or {}), **kw)
 
     @property
     def actions(self) -> ActionConvention:

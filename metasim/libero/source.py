@@ -36,6 +36,6 @@ class LiberoSource(TaskSource):
 
     def bench(self, ref: str, num_envs: list[int], steps: int) -> dict[str, Any]:
         """Measured next to the reference simulator (robosuite + LIBERO), not rollout."""
-        from metasim.bench.libero import bench_libero
+        from metasim.libero.bench import bench_libero
 
         return bench_libero(ref, num_envs, steps)

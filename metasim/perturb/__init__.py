@@ -1,6 +1,5 @@
 """Perturbation axes and grids: factors, designs, and seeded cells applied to scenes."""
 
-from metasim.perturb import axes_background as _background  # noqa: F401 (registers its axis)
 from metasim.perturb.axes import RUNTIME_AXES, SCENE_AXES, axis_names
 from metasim.perturb.grid import Cell, Factor, Grid, apply_cell, check_grid, expand, load_grid
 

@@ -3,7 +3,8 @@
 Scene axes return a modified copy of the typed `Scene` (compiled per cell, so they work
 on every backend); runtime axes set `RuntimeNoise` fields that the env applies while
 stepping (observation noise, action noise and latency). Axes are registered by name
-with `@axis("name")`; a grid's factor names an axis and a target where it needs one.
+with `@SCENE_AXES.register("name")` or `@RUNTIME_AXES.register("name")`; a grid's factor
+names an axis and a target where it needs one.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from metasim.envs.noise import RuntimeNoise
+from metasim.registry import Registry
 from metasim.scene.schema import (
     CameraSpec,
     DrawerSpec,
@@ -26,8 +28,10 @@ from metasim.scene.schema import (
 
 SceneAxis = Callable[[Scene, Any, str | None], Scene]
 RuntimeAxis = Callable[[RuntimeNoise, Any], RuntimeNoise]
-SCENE_AXES: dict[str, SceneAxis] = {}
-RUNTIME_AXES: dict[str, RuntimeAxis] = {}
+# Axis name -> function; every module of metasim.perturb (and of each plug-in) that
+# defines an axis registers it here.
+SCENE_AXES: Registry[SceneAxis] = Registry("scene axis", packages=("metasim.perturb",))
+RUNTIME_AXES: Registry[RuntimeAxis] = Registry("runtime axis", packages=("metasim.perturb",))
 
 COLORS = {
     "red": (0.85, 0.15, 0.15, 1.0),
@@ -41,16 +45,9 @@ COLORS = {
 }
 
 
-def axis(name: str, runtime: bool = False) -> Callable[[Any], Any]:
-    def register(fn: Any) -> Any:
-        (RUNTIME_AXES if runtime else SCENE_AXES)[name] = fn
-        return fn
-
-    return register
-
-
 def axis_names() -> list[str]:
-    return sorted(SCENE_AXES) + sorted(RUNTIME_AXES)
+    """Every registered axis: the scene axes, then the runtime ones."""
+    return SCENE_AXES.names() + RUNTIME_AXES.names()
 
 
 def _objects(scene: Scene, target: str | None) -> list[str]:
@@ -105,19 +102,19 @@ def _shift(scene: Scene, target: str | None, axis: int, value: Any) -> Scene:
     return _map_objects(scene, target, offset)
 
 
-@axis("object_x")
+@SCENE_AXES.register("object_x")
 def _object_x(scene: Scene, value: Any, target: str | None) -> Scene:
     """Shift the initial position along x (m)."""
     return _shift(scene, target, 0, value)
 
 
-@axis("object_y")
+@SCENE_AXES.register("object_y")
 def _object_y(scene: Scene, value: Any, target: str | None) -> Scene:
     """Shift the initial position along y (m)."""
     return _shift(scene, target, 1, value)
 
 
-@axis("object_yaw_range")
+@SCENE_AXES.register("object_yaw_range")
 def _object_yaw(scene: Scene, value: Any, target: str | None) -> Scene:
     """Widen the reset yaw range to ±value (rad)."""
 
@@ -128,7 +125,7 @@ def _object_yaw(scene: Scene, value: Any, target: str | None) -> Scene:
     return _map_objects(scene, target, widen)
 
 
-@axis("object_pos_range")
+@SCENE_AXES.register("object_pos_range")
 def _object_pos_range(scene: Scene, value: Any, target: str | None) -> Scene:
     """Widen the reset x/y range to ±value (m) around the nominal position, or around the
     recorded position on tasks with `task.init_states` (LIBERO's object layout); the
@@ -147,7 +144,7 @@ def _object_pos_range(scene: Scene, value: Any, target: str | None) -> Scene:
     return _map_objects(scene, target or "*", widen)
 
 
-@axis("object_color")
+@SCENE_AXES.register("object_color")
 def _object_color(scene: Scene, value: Any, target: str | None) -> Scene:
     """Recolor: a color name or an RGBA list."""
     rgba = COLORS[value] if isinstance(value, str) else tuple(_vec(value, 4))
@@ -156,7 +153,7 @@ def _object_color(scene: Scene, value: Any, target: str | None) -> Scene:
     )
 
 
-@axis("object_scale")
+@SCENE_AXES.register("object_scale")
 def _object_scale(scene: Scene, value: Any, target: str | None) -> Scene:
     """Scale primitive sizes (identity: a bigger or smaller object)."""
 
@@ -170,7 +167,7 @@ def _object_scale(scene: Scene, value: Any, target: str | None) -> Scene:
     return _map_objects(scene, target, scale)
 
 
-@axis("friction")
+@SCENE_AXES.register("friction")
 def _friction(scene: Scene, value: Any, target: str | None) -> Scene:
     """Scale the sliding friction of objects (target, default all) by value."""
     return _map_objects(
@@ -182,7 +179,7 @@ def _friction(scene: Scene, value: Any, target: str | None) -> Scene:
     )
 
 
-@axis("mass")
+@SCENE_AXES.register("mass")
 def _mass(scene: Scene, value: Any, target: str | None) -> Scene:
     """Scale object mass by value."""
     return _map_objects(
@@ -190,7 +187,7 @@ def _mass(scene: Scene, value: Any, target: str | None) -> Scene:
     )
 
 
-@axis("distractors")
+@SCENE_AXES.register("distractors")
 def _distractors(scene: Scene, value: Any, target: str | None) -> Scene:
     """Add `value` distractor cubes of assorted colors around the workspace edge."""
     count = int(value)
@@ -213,7 +210,7 @@ def _distractors(scene: Scene, value: Any, target: str | None) -> Scene:
 # ------------------------------------------------------------ fixtures and appearance
 
 
-@axis("table_color")
+@SCENE_AXES.register("table_color")
 def _table_color(scene: Scene, value: Any, target: str | None) -> Scene:
     rgba = COLORS[value] if isinstance(value, str) else tuple(_vec(value, 4))
     fixtures = [
@@ -223,7 +220,7 @@ def _table_color(scene: Scene, value: Any, target: str | None) -> Scene:
     return scene.model_copy(update={"fixtures": fixtures})
 
 
-@axis("drawer_damping")
+@SCENE_AXES.register("drawer_damping")
 def _drawer_damping(scene: Scene, value: Any, target: str | None) -> Scene:
     """Scale the damping of drawer slides by value."""
     fixtures = [
@@ -241,7 +238,7 @@ def _lights(scene: Scene) -> list[LightSpec]:
     return [LightSpec(name="key", pos=(0.6, -0.4, 2.0), dir=(-0.1, 0.2, -1.0), diffuse=(0.6,) * 3)]
 
 
-@axis("light_intensity")
+@SCENE_AXES.register("light_intensity")
 def _light_intensity(scene: Scene, value: Any, target: str | None) -> Scene:
     v = float(value)
     lights = [
@@ -250,14 +247,14 @@ def _light_intensity(scene: Scene, value: Any, target: str | None) -> Scene:
     return scene.model_copy(update={"lights": lights})
 
 
-@axis("light_direction")
+@SCENE_AXES.register("light_direction")
 def _light_direction(scene: Scene, value: Any, target: str | None) -> Scene:
     d = tuple(_vec(value, 3))
     lights = [li.model_copy(update={"dir": d}) for li in _lights(scene)]
     return scene.model_copy(update={"lights": lights})
 
 
-@axis("light_color")
+@SCENE_AXES.register("light_color")
 def _light_color(scene: Scene, value: Any, target: str | None) -> Scene:
     rgb = COLORS[value][:3] if isinstance(value, str) else tuple(_vec(value, 3))
     lights = [li.model_copy(update={"diffuse": rgb}) for li in _lights(scene)]
@@ -272,7 +269,7 @@ def _map_cameras(scene: Scene, target: str | None, fn: Callable[[CameraSpec], Ca
     return scene.model_copy(update={"cameras": cams})
 
 
-@axis("camera_shift")
+@SCENE_AXES.register("camera_shift")
 def _camera_shift(scene: Scene, value: Any, target: str | None) -> Scene:
     """Move world cameras by an (x, y, z) offset, or by value m along x (keeping look-at)."""
     off = _vec(value, 3) if np.ndim(value) else np.array([float(value), 0.0, 0.0])
@@ -283,7 +280,7 @@ def _camera_shift(scene: Scene, value: Any, target: str | None) -> Scene:
     )
 
 
-@axis("camera_look_shift")
+@SCENE_AXES.register("camera_look_shift")
 def _camera_look(scene: Scene, value: Any, target: str | None) -> Scene:
     """Move the look-at point of world cameras (orientation jitter)."""
     off = _vec(value, 3) if np.ndim(value) else np.array([0.0, float(value), 0.0])
@@ -296,7 +293,7 @@ def _camera_look(scene: Scene, value: Any, target: str | None) -> Scene:
     return _map_cameras(scene, target, move)
 
 
-@axis("camera_fovy")
+@SCENE_AXES.register("camera_fovy")
 def _camera_fovy(scene: Scene, value: Any, target: str | None) -> Scene:
     """Widen (or narrow) the field of view of world cameras by value degrees."""
     return _map_cameras(
@@ -307,20 +304,20 @@ def _camera_fovy(scene: Scene, value: Any, target: str | None) -> Scene:
 # ------------------------------------------------------------ robot and task
 
 
-@axis("robot_init_noise")
+@SCENE_AXES.register("robot_init_noise")
 def _robot_noise(scene: Scene, value: Any, target: str | None) -> Scene:
     robot = scene.robot.model_copy(update={"init_noise": float(value)})
     return scene.model_copy(update={"robot": robot})
 
 
-@axis("instruction")
+@SCENE_AXES.register("instruction")
 def _instruction(scene: Scene, value: Any, target: str | None) -> Scene:
     """Replace the instruction (a paraphrase)."""
     task = scene.task.model_copy(update={"instruction": str(value)})
     return scene.model_copy(update={"task": task})
 
 
-@axis("instruction_template")
+@SCENE_AXES.register("instruction_template")
 def _instruction_template(scene: Scene, value: Any, target: str | None) -> Scene:
     """Rephrase every task's instruction the same way: `value` holds `{instruction}`,
     e.g. "please {instruction}" (the nominal level is "{instruction}")."""
@@ -333,7 +330,7 @@ def _instruction_template(scene: Scene, value: Any, target: str | None) -> Scene
     return scene.model_copy(update={"task": task})
 
 
-@axis("control_hz")
+@SCENE_AXES.register("control_hz")
 def _control_hz(scene: Scene, value: Any, target: str | None) -> Scene:
     task = scene.task.model_copy(update={"control_hz": float(value)})
     return scene.model_copy(update={"task": task})
@@ -342,21 +339,21 @@ def _control_hz(scene: Scene, value: Any, target: str | None) -> Scene:
 # ------------------------------------------------------------ runtime
 
 
-@axis("state_noise", runtime=True)
+@RUNTIME_AXES.register("state_noise")
 def _state_noise(noise: RuntimeNoise, value: Any) -> RuntimeNoise:
     return replace(noise, state_noise=float(value))
 
 
-@axis("image_noise", runtime=True)
+@RUNTIME_AXES.register("image_noise")
 def _image_noise(noise: RuntimeNoise, value: Any) -> RuntimeNoise:
     return replace(noise, image_noise=float(value))
 
 
-@axis("action_noise", runtime=True)
+@RUNTIME_AXES.register("action_noise")
 def _action_noise(noise: RuntimeNoise, value: Any) -> RuntimeNoise:
     return replace(noise, action_noise=float(value))
 
 
-@axis("action_latency", runtime=True)
+@RUNTIME_AXES.register("action_latency")
 def _action_latency(noise: RuntimeNoise, value: Any) -> RuntimeNoise:
     return replace(noise, action_latency=int(value))

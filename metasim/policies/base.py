@@ -24,6 +24,7 @@ from metasim.envs.vec_env import CameraView
 from metasim.errors import MetasimInputError, validation_problems
 from metasim.policies.conventions import ActionConvention
 from metasim.policies.observation import ObservationSpec
+from metasim.registry import Registry
 from metasim.scene.compile import CompiledScene
 
 
@@ -51,14 +52,16 @@ class PolicyContext:
     fixture_bodies: tuple[str, ...]
     fixture_sites: tuple[str, ...]
     control_dt: float
-    options: PolicyOptions | dict[str, Any] = field(default_factory=dict)
+    options: PolicyOptions = field(default_factory=PolicyOptions)
 
     def typed(self, model: type[OptionsT]) -> OptionsT:
-        """The options as `model` (validated here when they arrived as plain data)."""
-        if isinstance(self.options, model):
-            return self.options
-        raw = self.options if isinstance(self.options, dict) else self.options.model_dump()
-        return parse_policy_options(model, raw, model.__name__)
+        """The options as `model`, the kind's own model (`make_policy` hands each kind its
+        own; anything else is a programming error, not bad user input)."""
+        if not isinstance(self.options, model):
+            raise TypeError(
+                f"policy options are {type(self.options).__name__}, not {model.__name__}"
+            )
+        return self.options
 
     @classmethod
     def of(
@@ -66,7 +69,7 @@ class PolicyContext:
         compiled: CompiledScene,
         num_envs: int,
         action_space: str,
-        options: PolicyOptions | Mapping[str, Any] | None = None,
+        options: PolicyOptions | None = None,
     ) -> PolicyContext:
         """The context of a policy driving `num_envs` envs of `compiled`."""
         from metasim.envs.vec_env import scene_parts
@@ -80,7 +83,7 @@ class PolicyContext:
             fixture_bodies=bodies,
             fixture_sites=sites,
             control_dt=compiled.control_dt,
-            options=options if isinstance(options, PolicyOptions) else dict(options or {}),
+            options=options if options is not None else PolicyOptions(),
         )
 
 
@@ -119,85 +122,76 @@ PolicyFactory = Callable[[PolicyContext], Policy]
 
 @dataclass(frozen=True)
 class PolicyKind:
-    """A registered policy kind: its factory and the model of its options."""
+    """A registered policy kind: its factory, the model of its options, and whether it
+    is a client of a policy running elsewhere (`metasim serve` refuses to re-serve one)."""
 
     name: str
     factory: PolicyFactory
     options: type[PolicyOptions]
+    client: bool = False
+
+    def __post_init__(self) -> None:
+        # Named after its factory, so the registry tells two kinds claiming one name apart.
+        object.__setattr__(self, "__module__", self.factory.__module__)
+        object.__setattr__(self, "__qualname__", self.factory.__qualname__)
 
 
-_REGISTRY: dict[str, PolicyKind] = {}
+# Kind name -> PolicyKind; every module of metasim.policies (and of each plug-in) that
+# defines a kind registers it with `register_policy`.
+POLICY_KINDS: Registry[PolicyKind] = Registry("policy kind", packages=("metasim.policies",))
 
 
 def register_policy(
-    name: str, options: type[PolicyOptions] = PolicyOptions
+    name: str, options: type[PolicyOptions] = PolicyOptions, client: bool = False
 ) -> Callable[[PolicyFactory], PolicyFactory]:
-    """Register `factory(ctx) -> Policy` as kind `name`, taking the options `options`."""
+    """Register `factory(ctx) -> Policy` as kind `name`, taking the options `options`
+    (`client`: the kind talks to a policy served elsewhere)."""
 
     def deco(factory: PolicyFactory) -> PolicyFactory:
-        _REGISTRY[name] = PolicyKind(name, factory, options)
+        POLICY_KINDS.register(name, PolicyKind(name, factory, options, client))
         return factory
 
     return deco
 
 
-def _register_builtin() -> None:
-    """Import the modules whose factories register the built-in policy kinds."""
-    import importlib
-
-    for mod in ("scripted", "remote", "lerobot_policy", "noop", "libero_expert"):
-        importlib.import_module(f"metasim.policies.{mod}")
-
-
 def policy_kind(name: str) -> PolicyKind:
     """The registered kind `name` (an input error naming the known kinds if none)."""
-    _register_builtin()
-    if name not in _REGISTRY:
+    kind = POLICY_KINDS.get(name)
+    if kind is None:
         raise MetasimInputError(
             "policy config",
-            [f"kind: unknown policy kind {name!r}; expected one of {sorted(_REGISTRY)}"],
+            [f"kind: unknown policy kind {name!r}; expected one of {POLICY_KINDS.names()}"],
         )
-    return _REGISTRY[name]
+    return kind
 
 
-def parse_policy_options(
-    model: type[OptionsT],
-    options: Mapping[str, Any],
-    kind: str,
-    locate: Callable[[tuple[int | str, ...]], str] | None = None,
-) -> OptionsT:
-    """Validate a policy config's options; a bad or unknown key is an input error naming
-    it (`policy.<key>`, after `locate(("policy", *key))`: the file line that set it)."""
+def policy_options(name: str, options: Mapping[str, Any]) -> PolicyOptions:
+    """`options` (plain data) validated into the model kind `name` registered; a bad or
+    unknown key is an input error naming it (`policy.<key>`)."""
+    model = policy_kind(name).options
     try:
         return model.model_validate(dict(options))
     except ValidationError as exc:
         problems = validation_problems(exc, prefix="policy.")
-        if locate is not None:
-            locs = [
-                ("policy", *(p for p in e["loc"] if isinstance(p, int | str))) for e in exc.errors()
-            ]
-            problems = [locate(loc) + text for loc, text in zip(locs, problems, strict=True)]
-        raise MetasimInputError(f"policy config (kind {kind})", problems) from None
-
-
-def policy_options(
-    name: str,
-    options: Mapping[str, Any],
-    locate: Callable[[tuple[int | str, ...]], str] | None = None,
-) -> PolicyOptions:
-    """`options` validated against the options model kind `name` registered."""
-    return parse_policy_options(policy_kind(name).options, options, name, locate)
+        raise MetasimInputError(f"policy config (kind {name})", problems) from None
 
 
 def make_policy(name: str, ctx: PolicyContext) -> Policy:
-    """A policy of kind `name`; options given as plain data are validated first."""
+    """A policy of kind `name`. Options of the common model only (`PolicyOptions`, what a
+    caller driving any kind passes) become the kind's model with its defaults; options of
+    another kind's model are refused."""
     kind = policy_kind(name)
     if not isinstance(ctx.options, kind.options):
-        raw = ctx.options if isinstance(ctx.options, dict) else ctx.options.model_dump()
-        ctx = replace(ctx, options=parse_policy_options(kind.options, raw, name))
+        if type(ctx.options) is not PolicyOptions:
+            raise TypeError(
+                f"policy kind {name!r} takes {kind.options.__name__}, "
+                f"not {type(ctx.options).__name__}"
+            )
+        common = ctx.options.model_dump(exclude_unset=True)
+        ctx = replace(ctx, options=kind.options.model_validate(common))
     return kind.factory(ctx)
 
 
 def registered_policies() -> list[str]:
-    _register_builtin()
-    return sorted(_REGISTRY)
+    """Every registered policy kind."""
+    return POLICY_KINDS.names()

@@ -180,12 +180,12 @@ def load_target(target: str) -> Any:
     return obj
 
 
-@register_policy("openpi", options=OpenpiOptions)
+@register_policy("openpi", options=OpenpiOptions, client=True)
 def _openpi(ctx: PolicyContext) -> OpenpiPolicy:
     return OpenpiPolicy(ctx, ctx.typed(OpenpiOptions))
 
 
-@register_policy("http", options=HttpOptions)
+@register_policy("http", options=HttpOptions, client=True)
 def _http(ctx: PolicyContext) -> HttpPolicy:
     return HttpPolicy(ctx, ctx.typed(HttpOptions))
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from metasim.paths import ASSETS
-from metasim.policies.base import Policy, PolicyContext, make_policy
+from metasim.policies.base import Policy, PolicyContext, PolicyOptions, make_policy, policy_kind
 from metasim.policies.network_scene import network_scene
 from metasim.scene.compile import CompiledScene, compile_scene
 from metasim.scene.schema import Scene
@@ -84,12 +85,14 @@ class MetasimSession:
     def __init__(
         self,
         kind: str = "scripted",
-        action_space: str = "ee_delta",
-        options: dict[str, Any] | None = None,
+        options: PolicyOptions | None = None,
         scenes: SceneCache | None = None,
     ) -> None:
-        self.kind, self.action_space = kind, action_space
-        self.options = options or {}
+        """A session of policy `kind` with its typed `options` (None: the kind's defaults);
+        the env's action space is the one its action convention declares."""
+        self.kind = kind
+        self.options = options if options is not None else policy_kind(kind).options()
+        self.action_space = self.options.actions.env_space
         self.scenes = scenes or SceneCache()
         self.policy: Policy | None = None
         self.scene_text: str | None = None
@@ -123,6 +126,9 @@ class MetasimSession:
         return {"actions": chunk[0]}
 
 
-def session_factory(kind: str, action_space: str, options: dict[str, Any]) -> Any:
+def session_factory(kind: str, options: PolicyOptions) -> Callable[[], MetasimSession]:
+    """A new session per connection, all of policy `kind` with its typed `options`, over
+    one scene cache (`metasim serve` takes both from the rollout spec `compose` builds, as
+    `metasim eval` does)."""
     scenes = SceneCache()
-    return lambda: MetasimSession(kind, action_space, options, scenes)
+    return lambda: MetasimSession(kind, options, scenes)

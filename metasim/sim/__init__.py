@@ -1,29 +1,54 @@
-"""Simulation layer: the handler API and one subpackage per backend (same module names)."""
+"""Simulation layer: the handler API and one subpackage per backend (same module names).
+
+Each backend subpackage registers itself in `BACKENDS` from its `__init__.py` with a
+loader that imports its handler module only when the backend is asked for (MJX imports
+JAX, Warp initializes its devices: seconds each), so listing backends costs nothing and a
+backend whose extra is not installed is still known by name.
+"""
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
+from collections.abc import Callable
 
+from metasim.registry import Registry, UnknownName
 from metasim.sim.base import Handler, Kinematics, ModelEdit, SimState, UnsupportedScene
 
-# Backend name -> module holding `Handler` subclass named `BackendHandler`.
-BACKENDS = {
-    "mujoco": "metasim.sim.mujoco.handler",
-    "mjx": "metasim.sim.mjx.handler",
-    "warp": "metasim.sim.warp.handler",
-}
+BackendLoader = Callable[[], type[Handler]]
+
+
+class _Backends(Registry[BackendLoader]):
+    """The registry of backends: its built-in package is every subpackage of `metasim.sim`,
+    imported without its modules (the handlers load when their backend is asked for)."""
+
+    def load(self) -> None:
+        if not self._loaded:
+            for info in pkgutil.iter_modules(__path__, prefix=f"{__name__}."):
+                if info.ispkg:
+                    importlib.import_module(info.name)
+        super().load()
+
+
+# Backend name -> loader of its `Handler` subclass; filled by `metasim.sim.<backend>`.
+BACKENDS = _Backends("backend")
 
 
 def get_backend(name: str) -> type[Handler]:
-    """The handler class of backend `name` (imported on first use)."""
-    if name not in BACKENDS:
-        raise KeyError(f"unknown backend {name!r}; expected one of {sorted(BACKENDS)}")
+    """The handler class of backend `name` (its module imported on first use)."""
     try:
-        module = importlib.import_module(BACKENDS[name])
+        loader = BACKENDS[name]
+    except UnknownName:
+        raise KeyError(f"unknown backend {name!r}; expected one of {BACKENDS.names()}") from None
+    try:
+        return loader()
     except ModuleNotFoundError as exc:
         raise KeyError(f"backend {name!r} is not available here ({exc})") from None
-    cls: type[Handler] = module.BackendHandler
-    return cls
+
+
+def backend_names() -> list[str]:
+    """Every registered backend (available here or not)."""
+    return BACKENDS.names()
 
 
 __all__ = [
@@ -33,5 +58,6 @@ __all__ = [
     "ModelEdit",
     "SimState",
     "UnsupportedScene",
+    "backend_names",
     "get_backend",
 ]

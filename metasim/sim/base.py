@@ -98,9 +98,14 @@ class Handler(ABC):
 
     `supports_substep`: whether `step` can run a host controller every physics substep
     (torque control such as `osc_pose`); `track_contacts`: set it to have `contacts()`
-    report each env's active contacts after every step and reset."""
+    report each env's active contacts after every step and reset.
+
+    Every backend's constructor takes `nthread` (threads stepping the envs; None: the
+    backend's default) and sets `self.nthread` to what it uses (1 where the device
+    parallelizes), so a caller passes it to any backend (the contract test checks this)."""
 
     supports_substep = False
+    nthread = 1
 
     def __init__(self, compiled: CompiledScene, num_envs: int) -> None:
         if num_envs < 1:

@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 
 from metasim.cli.main import main
-from metasim.evaluate.config import compose
+from metasim.errors import MetasimInputError
+from metasim.evaluate.config import EvalConfig, compose
+from metasim.paths import POLICIES
 from metasim.policies.base import PolicyOptions, policy_kind, registered_policies
+from metasim.yamlio import load_yaml
 
 
 @pytest.mark.parametrize(
@@ -90,3 +93,58 @@ def test_a_policy_that_cannot_drive_the_scene_exits_2_without_a_traceback(
     assert code == 2
     assert "policy 'noop' on scene 'lift_cube'" in err and "ee_pose" in err
     assert "Traceback" not in err
+
+
+PRESETS = sorted(p.stem for p in POLICIES.glob("*.yaml"))
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_preset_states_a_registered_kind_and_composes_into_its_typed_model(
+    preset: str,
+) -> None:
+    """Each policies/*.yaml names its kind (openvla_http runs kind http and says so), and
+    the composed config is that kind's model: the typed object `run_task` receives."""
+    data = load_yaml(POLICIES / f"{preset}.yaml", "policy config")
+    assert data.get("kind") in registered_policies(), preset
+    cfg = compose([f"policy={preset}"])
+    model = policy_kind(data["kind"]).options
+    assert cfg.policy.kind == data["kind"] and isinstance(cfg.policy, model)
+    assert type(cfg.rollout.options) is model  # the kind's own model travels down
+    assert EvalConfig.model_validate(cfg.model_dump(mode="json")).rollout == cfg.rollout
+
+
+def test_options_are_typed_at_compose_time_not_later() -> None:
+    cfg = compose(["policy=openvla_http", "policy.timeout_s=5", "policy.execute=2"])
+    assert isinstance(cfg.policy, policy_kind("http").options)
+    assert cfg.policy.timeout_s == 5.0  # type: ignore[attr-defined]
+    assert cfg.rollout.execute == 2 and not hasattr(cfg.rollout.options, "execute")
+    with pytest.raises(MetasimInputError, match=r"policy\.kind: unknown policy kind 'nope'"):
+        compose(["policy=noop", "policy.kind=nope"])
+
+
+def test_a_context_holds_typed_options_only(lift_scene: object) -> None:
+    """No dict travels down: a context built without options holds the common model, and
+    a policy reading another kind's model is a programming error, not a silent parse."""
+    from metasim.policies.base import PolicyContext
+    from metasim.policies.remote import OpenpiOptions
+
+    ctx = PolicyContext.of(lift_scene, 1, "ee_delta")  # type: ignore[arg-type]
+    assert type(ctx.options) is PolicyOptions
+    with pytest.raises(TypeError, match="not OpenpiOptions"):
+        ctx.typed(OpenpiOptions)
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["policy=scripted", "+policy.speed=2"], "policy.speed"),
+        (["policy=openvla_http"], "policy=http is a client"),
+        (["policy=metasim_remote", "policy.port=abc"], "policy.port"),
+    ],
+)
+def test_serve_takes_the_same_typed_path(
+    capsys: pytest.CaptureFixture[str], args: list[str], needle: str
+) -> None:
+    assert main(["serve", *args, "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err

@@ -183,7 +183,7 @@ def test_eval_suite_with_noop_runs_with_intervals(tmp_path: Path) -> None:
 def test_bench_physics_runs_the_eval_loop_on_a_libero_task() -> None:
     """`metasim bench physics --scene libero:...` (metasim's side only: the reference's
     side is the reference simulator's own bench, exercised in test_reference.py)."""
-    from metasim.bench.libero import bench_libero
+    from metasim.libero.bench import bench_libero
 
     out = bench_libero("libero:libero_object/3", [1], steps=3, size=64, reference=False)
     rates = out["metasim"]["1"]

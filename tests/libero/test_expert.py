@@ -12,8 +12,8 @@ import pytest
 
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
+from metasim.libero.expert.clearance import Boxes, box_gap, overhang_escape
 from metasim.libero.scene import load_task
-from metasim.policies.libero_clearance import Boxes, box_gap, overhang_escape
 from metasim.scene.compile import compile_scene
 
 OPTIONS = {"actions": {"space": "osc_pose", "gripper": "pm1_open_neg"}}

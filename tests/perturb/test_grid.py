@@ -84,8 +84,13 @@ TESTED_ON_LIBERO = {"background_texture"}  # tests/perturb/test_libero_axes.py
 
 
 def test_every_axis_is_covered():
-    assert set(SCENE_VALUES) | TESTED_ON_LIBERO == set(SCENE_AXES)
-    assert set(RUNTIME_AXES) == {"state_noise", "image_noise", "action_noise", "action_latency"}
+    assert set(SCENE_VALUES) | TESTED_ON_LIBERO == set(SCENE_AXES.names())
+    assert set(RUNTIME_AXES.names()) == {
+        "state_noise",
+        "image_noise",
+        "action_noise",
+        "action_latency",
+    }
 
 
 @pytest.mark.parametrize("axis", sorted(SCENE_VALUES))

@@ -29,7 +29,7 @@ class Faulty(MetasimSession):
     total = 0  # calls of every session of this class (garbage persists across sessions)
 
     def __init__(self) -> None:
-        super().__init__("scripted", "ee_delta", {}, SCENES)
+        super().__init__("scripted", None, SCENES)
         self.n = 0
 
     def infer(self, obs: dict[str, Any]) -> dict[str, Any]:

@@ -79,7 +79,7 @@ def _expert_motion(lift_scene, steps=45):
     from metasim.evaluate.rollout import policy_context
     from metasim.policies.base import make_policy
 
-    pol = make_policy("scripted", policy_context(env, "ee_delta", {}))
+    pol = make_policy("scripted", policy_context(env, "ee_delta"))
     pol.reset("")
     actions = []
     for _ in range(steps):

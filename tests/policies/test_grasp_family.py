@@ -82,7 +82,7 @@ def family_scene(entry: dict[str, Any]) -> Scene:
 def lifted(entry: dict[str, Any], seed: int) -> bool:
     """One episode of the scripted expert on `entry`'s scene: did it lift the object?"""
     env = MetasimVectorEnv(family_scene(entry), num_envs=1, seed=seed)
-    expert = make_policy("scripted", policy_context(env, "ee_delta", {}))
+    expert = make_policy("scripted", policy_context(env, "ee_delta"))
     obs, _ = env.reset(seed=seed)
     expert.reset("")
     while True:
@@ -116,7 +116,7 @@ def test_expert_lifts_tall_box():
     data = load_yaml(SCENES / "lift_cube.yaml")
     data["objects"][0].update(entry, pos=[0.5, 0.0, 0.09])
     env = MetasimVectorEnv(Scene.model_validate(data), num_envs=8, seed=0)
-    expert = make_policy("scripted", policy_context(env, "ee_delta", {}))
+    expert = make_policy("scripted", policy_context(env, "ee_delta"))
     obs, _ = env.reset(seed=0)
     expert.reset("")
     success = np.zeros(8, dtype=bool)

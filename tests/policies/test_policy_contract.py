@@ -41,7 +41,7 @@ def _python(stack: ExitStack, tmp: Path) -> dict[str, Any]:
 
 
 def _openpi(stack: ExitStack, tmp: Path) -> dict[str, Any]:
-    server = stack.enter_context(PolicyServer(session_factory("scripted", "ee_delta", {})))
+    server = stack.enter_context(PolicyServer(session_factory("scripted", PolicyOptions())))
     return {"port": server.port, "observation": {"raw": True}, "timeout_s": 30}
 
 
@@ -139,9 +139,9 @@ def test_policy_kind_contract(kind: str, request: pytest.FixtureRequest, tmp_pat
 def test_libero_expert_refuses_what_it_cannot_solve(lift_scene: Any) -> None:
     """On a scene whose goal is not LIBERO pick-and-place, the expert says which predicate
     it cannot handle, at construction."""
-    from metasim.policies.base import PolicyContext, make_policy
+    from metasim.policies.base import PolicyContext, make_policy, policy_options
 
     conv = {"actions": {"space": "osc_pose", "gripper": "pm1_open_neg"}}
-    ctx = PolicyContext.of(lift_scene, 1, "osc_pose", conv)
+    ctx = PolicyContext.of(lift_scene, 1, "osc_pose", policy_options("libero_expert", conv))
     with pytest.raises(ValueError, match=r"the predicate 'lifted'"):
         make_policy("libero_expert", ctx)

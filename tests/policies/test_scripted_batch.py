@@ -19,7 +19,7 @@ from metasim.policies.scripted import ScriptedExpert
 def _alone(expert: ScriptedExpert, i: int, env: MetasimVectorEnv) -> ScriptedExpert:
     """A one-env expert holding env i's phase, count, anchor and fresh flag."""
     one = copy.copy(expert)
-    one.ctx = policy_context(MetasimVectorEnv(env.compiled, num_envs=1), "ee_delta", {})
+    one.ctx = policy_context(MetasimVectorEnv(env.compiled, num_envs=1), "ee_delta")
     for name in ("phase", "count", "anchor", "fresh"):
         setattr(one, name, getattr(expert, name)[i : i + 1].copy())
     return one
@@ -28,7 +28,7 @@ def _alone(expert: ScriptedExpert, i: int, env: MetasimVectorEnv) -> ScriptedExp
 @pytest.mark.parametrize("scene", ["stack_cube", "open_drawer", "push_to_region"])
 def test_batch_equals_each_env_alone(scene):
     env = MetasimVectorEnv(SCENES / f"{scene}.yaml", num_envs=6, seed=0)
-    expert = make_policy("scripted", policy_context(env, "ee_delta", {}))
+    expert = make_policy("scripted", policy_context(env, "ee_delta"))
     assert isinstance(expert, ScriptedExpert)
     obs, _ = env.reset(seed=0)
     compared = 0

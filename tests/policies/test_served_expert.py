@@ -16,6 +16,7 @@ from omegaconf import OmegaConf
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.paths import POLICIES
+from metasim.policies.base import PolicyOptions
 from metasim.policies.serving import session_factory
 from metasim.policies.transport.server import PolicyServer
 
@@ -34,7 +35,7 @@ def outcomes(records) -> list[tuple[int, bool, int, str | None]]:
 
 def test_served_expert_matches_in_process(lift_scene):
     local = list(run_task(lift_scene, RolloutSpec.of("scripted", seed=3, num_envs=3), 6))
-    server = PolicyServer(session_factory("scripted", "ee_delta", {}), metadata={"x": 1})
+    server = PolicyServer(session_factory("scripted", PolicyOptions()), metadata={"x": 1})
     with server:
         remote = list(
             run_task(
@@ -96,7 +97,7 @@ def test_metasim_serve_and_eval_on_the_command_line(tmp_path: Path):
 
 
 def test_server_refuses_a_client_that_sends_no_scene(lift_scene):
-    server = PolicyServer(session_factory("scripted", "ee_delta", {}))
+    server = PolicyServer(session_factory("scripted", PolicyOptions()))
     with server:
         opts = remote_options(server.port, retries=0)
         opts["observation"] = {"raw": False}

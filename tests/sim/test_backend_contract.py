@@ -27,7 +27,7 @@ def _available(name: str) -> Any:
 def _params() -> list[Any]:
     return [
         pytest.param(b, marks=[pytest.mark.slow] if b in SLOW else [], id=b)
-        for b in sorted(BACKENDS)
+        for b in BACKENDS.names()
     ]
 
 

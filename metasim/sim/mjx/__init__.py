@@ -1,5 +1,16 @@
 """MJX backend: the handler API on JAX (`mujoco.mjx`), batched with `jit(vmap(...))`.
 
-Same module names as `metasim.sim.mujoco`; `handler.BackendHandler` is what the backend
-registry loads. Needs the `mjx` extra (`pip install -e .[mjx]`).
+Same module names as `metasim.sim.mujoco`; the loader below registers the backend and
+imports `handler` (and JAX) only when the backend is asked for. Needs the `mjx` extra
+(`pip install -e .[mjx]`).
 """
+
+from metasim.sim import BACKENDS, Handler
+
+
+@BACKENDS.register("mjx")
+def load_handler() -> type[Handler]:
+    """The MJX handler class (imports JAX: only when the backend is asked for)."""
+    from metasim.sim.mjx.handler import BackendHandler
+
+    return BackendHandler

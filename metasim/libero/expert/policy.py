@@ -2,14 +2,14 @@
 driving LIBERO's own controller (`osc_pose`: xyz x 0.05 m and axis-angle x 0.5 rad
 relative to the current end-effector pose, world frame; gripper -1 open, +1 close).
 
-It reads the goal from the scene (`metasim.policies.libero_plan.place_goal`: one object
+It reads the goal from the scene (`metasim.libero.expert.plan.place_goal`: one object
 onto an object or a region, or into a region) and the object and target poses from the
 privileged observation, and runs a phase machine per env: approach above the grasp,
 descend, close, lift above everything, carry the object over the target, lower it,
 open, retreat. The hand points down throughout, its yaw set so the fingers close across
 the object's narrow side (or along a wide object's radius, pinching its wall on the side,
 and with the finger opening, that leave the most room to the fixtures' geoms:
-`metasim.policies.libero_clearance`); an object under a fixture's overhang is slid out
+`metasim.libero.expert.clearance`); an object under a fixture's overhang is slid out
 from under it before the lift. A grasp
 that slips, or a placement that does not hold once the hand is away, starts over (up to
 `RETRIES` times). Proportional control on the end-effector error, clipped to [-1, 1].
@@ -22,21 +22,21 @@ from typing import Any
 import numpy as np
 
 from metasim.envs.vec_env import CameraView
-from metasim.policies.base import PolicyContext, PolicyOptions, register_policy
-from metasim.policies.conventions import GRIPPERS
-from metasim.policies.libero_clearance import (
+from metasim.libero.expert.clearance import (
     GripClearance,
     down_frame,
     overhang_escape,
     world_aabb,
 )
-from metasim.policies.libero_plan import (
+from metasim.libero.expert.plan import (
     PINCH_WIDTHS,
     PlaceGoal,
     Surroundings,
     place_goal,
     plan_grasp,
 )
+from metasim.policies.base import PolicyContext, PolicyOptions, register_policy
+from metasim.policies.conventions import GRIPPERS
 from metasim.rotations import mat_to_axis_angle, quat_to_mat
 
 APPROACH, DESCEND, CLOSE, LIFT, CARRY, LOWER, RELEASE, RETREAT = range(8)

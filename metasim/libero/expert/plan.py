@@ -17,9 +17,9 @@ import mujoco
 import numpy as np
 
 from metasim.errors import MetasimInputError
+from metasim.libero.expert.clearance import GripClearance
 from metasim.libero.kinds.models import RestingOn, SiteIn, SiteOn
 from metasim.policies.base import PolicyContext
-from metasim.policies.libero_clearance import GripClearance
 from metasim.scene.schema import AllOf
 from metasim.tasks.predicates import body_extent
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from metasim.libero.kinds.models import MjcfFixtureSpec
-from metasim.perturb.axes import axis
+from metasim.perturb.axes import SCENE_AXES
 from metasim.scene.schema import Scene
 
 
@@ -50,7 +50,7 @@ def theme(value: Any) -> dict[str, str]:
     )
 
 
-@axis("background_texture")
+@SCENE_AXES.register("background_texture")
 def _background_texture(scene: Scene, value: Any, target: str | None) -> Scene:
     """Swap textures of the MJCF arena fixtures (target: a fixture name; default every
     MJCF fixture that is a whole file, i.e. an arena, not one body of a file)."""

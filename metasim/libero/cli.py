@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from metasim.cli import libero_xcheck_cmd
+from metasim.cli.verbs import verb
 from metasim.guards import OUT_DIR, SEED, bounded_int, check_out_dir
+from metasim.libero import cli_xcheck
 
 LIBERO_HORIZON = 1000  # LIBERO's episode horizon (max_steps of its suites), in control steps
 
@@ -60,7 +61,7 @@ def _add_modeldiff(sub: Any) -> None:
         "--init", type=bounded_int(0, 9999), default=0, help="init state the reference resets to"
     )
     md.add_argument("--json", action="store_true", help="print the summary as JSON")
-    libero_xcheck_cmd.add_parser(sub)
+    cli_xcheck.add_parser(sub)
 
 
 def _rows(steps: int) -> list[int]:
@@ -122,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     if args.libero_verb == "modeldiff":
         return run_modeldiff(args)
     if args.libero_verb == "xcheck":
-        return libero_xcheck_cmd.run(args)
+        return cli_xcheck.run(args)
     parity.check_args(args.suite, args.task, args.init, args.steps)
     try:
         result = parity.run_parity(args.suite, args.task, args.init, args.steps, args.seed)
@@ -152,3 +153,6 @@ def run_modeldiff(args: argparse.Namespace) -> int:
     summary = result.summary()
     print(json.dumps(summary) if args.json else modeldiff.format_diff(summary))
     return 1 if result.unlisted else 0
+
+
+verb("libero", add_parser, run)

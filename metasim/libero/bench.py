@@ -59,7 +59,7 @@ def metasim_rate(ref: str, num_envs: int, steps: int, size: int, cameras: bool) 
         compiled, num_envs=num_envs, action_space="osc_pose", cameras=views, autoreset=False
     )
     try:
-        ctx = PolicyContext.of(compiled, num_envs, "osc_pose", {})
+        ctx = PolicyContext.of(compiled, num_envs, "osc_pose")
         policy = RandomOsc(ctx)
         times: list[float] = []
         for n in (3, steps):  # warm-up, then the measurement

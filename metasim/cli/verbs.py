@@ -1,0 +1,32 @@
+"""The registry of `metasim` verbs: each verb module registers its parser and its run.
+
+Built-in verbs are the `*_cmd` modules of `metasim.cli`; a benchmark plug-in registers its
+own (LIBERO's `metasim libero` comes from `metasim.libero.cli`). `metasim.cli.main` builds
+the parser from whatever is registered.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from metasim.registry import Registry
+
+
+@dataclass(frozen=True)
+class Verb:
+    """A verb: `add(subparsers)` declares its arguments, `run(args)` calls the library."""
+
+    add: Callable[[Any], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+# Verb name -> Verb; filled by the verb modules of metasim.cli and by plug-ins.
+VERBS: Registry[Verb] = Registry("verb", packages=("metasim.cli",))
+
+
+def verb(name: str, add: Callable[[Any], None], run: Callable[[argparse.Namespace], int]) -> Verb:
+    """Register the verb `name` (its `add_parser` and its `run`)."""
+    return VERBS.register(name, Verb(add, run))
