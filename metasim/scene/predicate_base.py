@@ -3,14 +3,11 @@ names it refers to), shared by the core kinds and those of benchmark packages.""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from pydantic import ConfigDict
 
 from metasim.scene.schema_base import Strict
-
-if TYPE_CHECKING:
-    from metasim.scene.task_schema import Predicate
 
 
 class Ref(NamedTuple):
@@ -32,7 +29,7 @@ class PredicateBase(Strict):
 
     model_config = ConfigDict(defer_build=True)
 
-    def children(self) -> list[tuple[tuple[int | str, ...], Predicate]]:
+    def children(self) -> list[tuple[tuple[int | str, ...], PredicateBase]]:
         return []
 
     def references(self) -> list[Ref]:
