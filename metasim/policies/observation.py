@@ -156,7 +156,7 @@ def scene_payload(compiled: CompiledScene) -> str:
     return json.dumps(compiled.scene.model_dump(mode="json"), sort_keys=True)
 
 
-def quat_axis_angle_libero(quat: np.ndarray) -> np.ndarray:
+def quat_axis_angle_robosuite(quat: np.ndarray) -> np.ndarray:
     """(B, 4) w-x-y-z quaternions -> (B, 3) axis * angle as robosuite's `quat2axisangle`
     (which openpi's and LeRobot's LIBERO clients use): angle = 2 acos(w) in [0, 2π], axis
     = xyz / sqrt(1 - w²), zeros when that is 0. No canonical sign, so it matches what
@@ -172,7 +172,7 @@ def _state_part(part: str, pol: dict[str, np.ndarray]) -> np.ndarray:
     if head == "ee_rot":
         return np.asarray(from_mat(quat_to_mat(pol["ee_quat"]), arg))
     if head == "hand_axis_angle":
-        return quat_axis_angle_libero(np.asarray(pol["hand_quat"], dtype=np.float64))
+        return quat_axis_angle_robosuite(np.asarray(pol["hand_quat"], dtype=np.float64))
     if head == "gripper" and arg:
         g = np.asarray(pol["gripper"], dtype=np.float64)
         return GRIPPERS[arg].from_open1(g, g)
