@@ -18,7 +18,7 @@ import mujoco
 import numpy as np
 
 from metasim.control.osc import OscIndex, OscPose, arm_at, step_osc
-from metasim.libero.reference import ReferenceSim, reference_rates
+from metasim.libero.reference.simulator import ReferenceSim, reference_rates
 
 ARM = [f"robot0_joint{i}" for i in range(1, 8)]
 GRIPPER = ["gripper0_gripper_finger_joint1", "gripper0_gripper_finger_joint2"]

@@ -66,6 +66,7 @@ class Registry(Generic[T]):
         self.packages = packages
         self._entries: dict[str, T] = {}
         self._loaded = False
+        self._listeners: list[Callable[[str, T], None]] = []
 
     @overload
     def register(self, name: str) -> Callable[[T], T]: ...
@@ -85,9 +86,18 @@ class Registry(Generic[T]):
                     f"{self.what} {name!r} registered twice: {_origin(old)} and {_origin(value)}"
                 )
             self._entries[name] = value
+            for listener in self._listeners:
+                listener(name, value)
             return value
 
         return add if entry is None else add(entry)
+
+    def on_register(self, listener: Callable[[str, T], None]) -> None:
+        """Call `listener(name, entry)` for every entry registered from now on (what is
+        built from a registry's entries, e.g. gym ids, stays complete when a plug-in
+        registers after it was built: a plug-in that is itself being imported when the
+        registry is first read registers its entries only once its import finishes)."""
+        self._listeners.append(listener)
 
     def load(self) -> None:
         """Import the built-in packages and the plug-ins (once)."""

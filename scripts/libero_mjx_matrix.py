@@ -4,7 +4,7 @@
     nice -n 10 .venv/bin/python scripts/libero_mjx_matrix.py --step auto --update-doc
 
 Every task: import, compile, static check, time-bounded `mjx.put_model`
-(`metasim.libero.mjx_matrix.classify`). `--step` tasks (`suite/index`, or `auto`: the
+(`metasim.libero.checks.mjx_matrix.classify`). `--step` tasks (`suite/index`, or `auto`: the
 loading task with the fewest collision pairs and the one with the most) also get one
 jitted `mjx.step` on the CPU in a child process killed after --step-timeout seconds.
 `--from-json` re-renders a saved matrix without recomputing it.
@@ -20,8 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-from metasim.libero import mjx_matrix as mm
-from metasim.libero import paths
+from metasim.libero.checks import mjx_matrix as mm
+from metasim.libero.importer import paths
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs/support_matrix.md"

@@ -1,5 +1,5 @@
 """Parity sweep: every LIBERO task at init state 0 plus 40 random (task, init) pairs (fixed
-seed), 100 steps each, with `metasim.libero.parity`; one reference worker for all runs.
+seed), 100 steps each, with `metasim.libero.checks.parity`; one reference worker for all runs.
 
     nice -n 10 .venv/bin/python scripts/libero_parity_sweep.py --out .cache/libero-parity
 
@@ -24,14 +24,14 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from metasim.libero import paths
-from metasim.libero.parity import (
+from metasim.libero.checks.parity import (
     EEF_TARGET_M,
     OBJECT_TARGET_M,
     PSNR_TARGET_DB,
     ParityRunner,
 )
-from metasim.libero.reference import ReferenceSim, RefSimError
+from metasim.libero.importer import paths
+from metasim.libero.reference.simulator import ReferenceSim, RefSimError
 
 PAIRS_SEED = 13
 EXTRA_PAIRS = 40
@@ -174,8 +174,8 @@ def explain(rows: list[dict[str, Any]]) -> str:
     the robot first hits something (`contacts.robot_hit`) next to the first step at which
     the run's end-effector error exceeded 0.01 mm; for an untouched object over 1 mm, how
     deep it starts inside another body and how far it moves in the first step."""
-    from metasim.libero import robot
-    from metasim.libero.parity import prepare, smooth_actions, start_osc, step_metasim
+    from metasim.libero.checks.parity import prepare, smooth_actions, start_osc, step_metasim
+    from metasim.libero.importer import robot
 
     ctrl = {
         "robot_init_qpos": np.array(robot.INIT_QPOS),

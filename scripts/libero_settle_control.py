@@ -17,9 +17,15 @@ import json
 import mujoco
 import numpy as np
 
-from metasim.libero.parity import MetasimTask, place_fixtures, prepare, start_osc, step_metasim
-from metasim.libero.reference import ReferenceSim
-from metasim.libero.scene import OBJECT_DAMPING, SETTLE_STEPS
+from metasim.libero.checks.parity import (
+    MetasimTask,
+    place_fixtures,
+    prepare,
+    start_osc,
+    step_metasim,
+)
+from metasim.libero.importer.scene import OBJECT_DAMPING, SETTLE_STEPS
+from metasim.libero.reference.simulator import ReferenceSim
 
 
 def settle_errors(

@@ -50,3 +50,12 @@ def test_first_read_imports_every_module_of_the_builtin_packages():
 
 def test_the_libero_benchmark_is_declared_as_a_plugin():
     assert "metasim.libero" in {ep.value for ep in entry_points(group=PLUGIN_GROUP)}
+
+
+def test_listeners_hear_entries_registered_later():
+    reg: Registry[int] = Registry("number")
+    reg.register("one", 1)
+    heard: list[tuple[str, int]] = []
+    reg.on_register(lambda name, value: heard.append((name, value)))
+    reg.register("two", 2)
+    assert heard == [("two", 2)]

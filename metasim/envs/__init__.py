@@ -13,7 +13,7 @@ from typing import Any
 import gymnasium as gym
 
 from metasim.envs.vec_env import MetasimVectorEnv, episode_seed
-from metasim.scene.sources import all_suites
+from metasim.scene.sources import SOURCES, TaskSource, all_suites
 
 __all__ = ["MetasimVectorEnv", "episode_seed", "register_builtin", "registered_ids"]
 
@@ -32,22 +32,34 @@ def env_id(ref: str) -> str:
     return f"metasim/{ref.replace(':', '.').replace('/', '-')}-v0"
 
 
+def _register(refs: list[str], ids: list[str]) -> None:
+    for ref in refs:
+        eid = env_id(ref)
+        if eid not in gym.registry:
+            gym.register(id=eid, vector_entry_point=_vector_entry(ref))
+        if eid not in ids:
+            ids.append(eid)
+
+
 def register_builtin() -> list[str]:
     """Register every task the task sources list in their suites (idempotent); return
     the ids. The scene is loaded when an env is made, not here."""
     ids: list[str] = []
     for refs in all_suites().values():
-        for ref in refs:
-            eid = env_id(ref)
-            if eid not in gym.registry:
-                gym.register(id=eid, vector_entry_point=_vector_entry(ref))
-            if eid not in ids:
-                ids.append(eid)
+        _register(refs, ids)
     return ids
+
+
+def _register_source(_prefix: str, source: TaskSource) -> None:
+    """A source registered after this module was imported (a plug-in whose own import
+    imported metasim.envs): its suites' ids too."""
+    for refs in source.suites().values():
+        _register(refs, [])
 
 
 def registered_ids() -> list[str]:
     return sorted(k for k in gym.registry if k.startswith("metasim/"))
 
 
+SOURCES.on_register(_register_source)
 register_builtin()

@@ -51,7 +51,7 @@ class _Enough(Exception):
 def metasim_rate(ref: str, num_envs: int, steps: int, size: int, cameras: bool) -> float:
     """Env-steps/s of metasim's evaluation loop on LIBERO task `ref` (median-free: one
     timed run of `steps` control steps after a short warm-up)."""
-    from metasim.libero.scene import load_task
+    from metasim.libero.importer.scene import load_task
 
     compiled = compile_scene(load_task(ref).scene)
     views = [CameraView(c, size, size) for c in CAMERAS] if cameras else []
@@ -89,8 +89,8 @@ def bench_libero(
 ) -> dict[str, Any]:
     """metasim's env-steps/s on LIBERO task `ref` (state-only and with the two cameras,
     at each env count) and, with `reference`, the reference loop's, plus the ratios."""
-    from metasim.libero.reference import reference_rates
-    from metasim.libero.scene import parse_ref
+    from metasim.libero.importer.scene import parse_ref
+    from metasim.libero.reference.simulator import reference_rates
 
     suite, task = parse_ref(ref)
     out: dict[str, Any] = {"scene": ref, "steps": steps, "camera_size": size, "metasim": {}}
@@ -101,7 +101,7 @@ def bench_libero(
         }
     if reference:
         if not isinstance(task, int):
-            from metasim.libero import paths
+            from metasim.libero.importer import paths
 
             task = paths.suite_tasks(suite).index(paths.task_name(suite, task))
         rates = reference_rates(suite, task, 0, steps, size)

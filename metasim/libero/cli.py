@@ -117,8 +117,8 @@ def run(args: argparse.Namespace) -> int:
     """Run `metasim libero parity`; exit 0 (the misses are printed, not an error), 1 when the
     reference simulator cannot run, 2 for bad arguments."""
     from metasim.errors import one_line
-    from metasim.libero import parity
-    from metasim.libero.reference import RefSimError
+    from metasim.libero.checks import parity
+    from metasim.libero.reference.simulator import RefSimError
 
     if args.libero_verb == "modeldiff":
         return run_modeldiff(args)
@@ -141,8 +141,8 @@ def run(args: argparse.Namespace) -> int:
 def run_modeldiff(args: argparse.Namespace) -> int:
     """Run `metasim libero modeldiff`: exit 0 when every difference is listed, 1 when one is
     not or the reference simulator cannot run, 2 for bad arguments."""
-    from metasim.libero import modeldiff, parity
-    from metasim.libero.reference import RefSimError
+    from metasim.libero.checks import modeldiff, parity
+    from metasim.libero.reference.simulator import RefSimError
 
     parity.check_args(args.suite, args.task, args.init, 1)
     try:

@@ -1,7 +1,7 @@
 """`metasim libero xcheck (--policy NAME [policy.key=value ...] | --run DIR) --tasks
 SUITE/INDEX ... --inits SPEC [--closed-loop] [--out DIR] [--release N] [--shard I/N]
 [--json]`:
-does a policy's metasim success mean a LIBERO success? (metasim.libero.xcheck)."""
+does a policy's metasim success mean a LIBERO success? (metasim.libero.checks.xcheck)."""
 
 from __future__ import annotations
 
@@ -72,8 +72,8 @@ def parse_shard(text: str) -> tuple[int, int]:
 def parse_tasks(refs: list[str], inits: list[int]) -> list[tuple[str, int]]:
     """['libero_spatial/0', 'libero_object/2-4', 'libero_goal'] -> [(suite, index)]: one
     task, a range, or every task of the suite; each checked with its inits."""
-    from metasim.libero import paths
-    from metasim.libero.parity import check_args
+    from metasim.libero.checks.parity import check_args
+    from metasim.libero.importer import paths
 
     out = []
     for ref in refs:
@@ -108,8 +108,8 @@ def rollout_spec(args: argparse.Namespace) -> tuple[Any, list[str]]:
 
 def run(args: argparse.Namespace) -> int:
     """Run `metasim libero xcheck`: 0 done, 1 the reference failed, 2 bad input."""
-    from metasim.libero.reference import RefSimError
-    from metasim.libero.xcheck_run import format_summary, run_xcheck
+    from metasim.libero.checks.xcheck_run import format_summary, run_xcheck
+    from metasim.libero.reference.simulator import RefSimError
 
     spec, run_tasks = rollout_spec(args)
     inits = parse_inits(args.inits)

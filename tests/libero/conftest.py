@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from metasim.libero.reference import ReferenceSim, RefSimError, ensure_venv
+from metasim.libero.reference.simulator import ReferenceSim, RefSimError, ensure_venv
 
 
 @pytest.fixture(scope="module")

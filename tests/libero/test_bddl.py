@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from metasim.errors import MetasimInputError
-from metasim.libero import assets, bddl, paths
+from metasim.libero.importer import assets, bddl, paths
 
 TEXT = """
 (define (problem LIBERO_Kitchen_Tabletop_Manipulation)

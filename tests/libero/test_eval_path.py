@@ -22,8 +22,8 @@ from metasim.control.osc import arm_at, step_osc
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
-from metasim.libero import scene as libero_scene
-from metasim.libero.parity import smooth_actions
+from metasim.libero.checks.parity import smooth_actions
+from metasim.libero.importer import scene as libero_scene
 from metasim.policies.base import PolicyContext, register_policy
 from metasim.scene import compile_scene
 from metasim.scene.compile import CompiledScene

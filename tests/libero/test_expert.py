@@ -13,7 +13,7 @@ import pytest
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.libero.expert.clearance import Boxes, box_gap, overhang_escape
-from metasim.libero.scene import load_task
+from metasim.libero.importer.scene import load_task
 from metasim.scene.compile import compile_scene
 
 OPTIONS = {"actions": {"space": "osc_pose", "gripper": "pm1_open_neg"}}

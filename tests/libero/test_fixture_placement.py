@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 
 from metasim.envs.vec_env import MetasimVectorEnv, episode_seed
-from metasim.libero import assets, parity
-from metasim.libero.reference import ReferenceSim
-from metasim.libero.scene import ARENAS, load_task
+from metasim.libero.checks import parity
+from metasim.libero.importer import assets
+from metasim.libero.importer.scene import ARENAS, load_task
+from metasim.libero.reference.simulator import ReferenceSim
 from metasim.scene.compile import CompiledScene, compile_scene
 from metasim.tasks.fixture_placement import episode_fixture_poses, sample_fixture_poses
 

@@ -8,7 +8,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from metasim.libero import scene as libero_scene
+from metasim.libero.importer import scene as libero_scene
 from metasim.scene.compile import ROBOT_PREFIX, compile_scene
 
 

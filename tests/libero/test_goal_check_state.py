@@ -21,9 +21,9 @@ import mujoco
 import numpy as np
 import pytest
 
+from metasim.libero.importer.scene import goal_holds, init_state_map, load_task, task_view
 from metasim.libero.kinds.predicates import subtree_geoms, touching
-from metasim.libero.reference import ReferenceSim
-from metasim.libero.scene import goal_holds, init_state_map, load_task, task_view
+from metasim.libero.reference.simulator import ReferenceSim
 from metasim.scene.compile import CompiledScene, compile_scene
 
 DATA = Path(__file__).parents[1] / "data" / "goal_check" / "libero_spatial_3_init31.npz"

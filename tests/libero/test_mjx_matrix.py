@@ -19,8 +19,8 @@ pytest.importorskip("jax", reason="the mjx extra (jax, mujoco-mjx) is not instal
 from mujoco import mjx
 
 from metasim.errors import MetasimInputError
-from metasim.libero import mjx_matrix as mm
-from metasim.libero import paths
+from metasim.libero.checks import mjx_matrix as mm
+from metasim.libero.importer import paths
 from metasim.paths import ROOT
 from metasim.sim.base import UnsupportedScene
 from metasim.sim.mjx import support

@@ -1,5 +1,5 @@
 """Model-field parity of imported LIBERO tasks against the reference's live MjModel
-(`metasim.libero.modeldiff`, `metasim libero modeldiff`). The reference tests skip only
+(`metasim.libero.checks.modeldiff`, `metasim libero modeldiff`). The reference tests skip only
 when the reference venv cannot be built."""
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 from metasim.cli.main import main
-from metasim.libero import modeldiff, modeldiff_listed, paths
-from metasim.libero.ref_model import model_arrays
-from metasim.libero.reference import ReferenceSim
-from metasim.libero.scene import OBJECT_DAMPING, load_task
+from metasim.libero.checks import modeldiff, modeldiff_listed
+from metasim.libero.importer import paths
+from metasim.libero.importer.scene import OBJECT_DAMPING, load_task
+from metasim.libero.reference.model import model_arrays
+from metasim.libero.reference.simulator import ReferenceSim
 from metasim.scene.compile import compile_scene
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "libero.md"

@@ -22,8 +22,8 @@ from PIL import Image
 from metasim.cli.main import main as cli_main
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.config import compose
-from metasim.libero import scene as libero_scene
-from metasim.libero.reference import ReferenceSim
+from metasim.libero.importer import scene as libero_scene
+from metasim.libero.reference.simulator import ReferenceSim
 from metasim.policies.transport.server import PolicyServer
 from metasim.scene import compile_scene
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from metasim.envs.vec_env import MetasimVectorEnv
-from metasim.libero import scene as libero_scene
+from metasim.libero.importer import scene as libero_scene
 from metasim.scene import compile_scene
 from metasim.scene.compile import CompiledScene
 

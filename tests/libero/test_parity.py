@@ -1,4 +1,4 @@
-"""`metasim libero parity` (metasim.libero.parity) against the LIBERO reference simulator
+"""`metasim libero parity` (metasim.libero.checks.parity) against the LIBERO reference simulator
 (.cache/libero-ref, built on first use like tests/libero/test_reference.py; skipped only
 when it cannot be built). The tasks run here were not used to tune the importer's render
 settings (libero_goal 0 was)."""
@@ -15,8 +15,9 @@ from PIL import Image
 
 from metasim.cli.main import main
 from metasim.control.osc import step_osc
-from metasim.libero import contacts, parity, robot
-from metasim.libero.reference import ReferenceSim
+from metasim.libero.checks import contacts, parity
+from metasim.libero.importer import robot
+from metasim.libero.reference.simulator import ReferenceSim
 
 
 def test_cli_json_meets_the_targets_on_a_floor_task(

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from metasim.cli.main import main
-from metasim.libero import reference
-from metasim.libero.reference import ReferenceSim, RefSimError
+from metasim.libero.reference import simulator as reference
+from metasim.libero.reference.simulator import ReferenceSim, RefSimError
 
 PARITY = ["libero", "parity", "--suite", "libero_goal", "--task", "0", "--init", "0"]
 

@@ -1,4 +1,4 @@
-"""metasim.libero.paths finds LIBERO's files inside the installed `libero` extra."""
+"""metasim.libero.importer.paths finds LIBERO's files inside the installed `libero` extra."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from metasim.errors import MetasimInputError
-from metasim.libero import paths
+from metasim.libero.importer import paths
 
 
 def test_five_suites_have_130_resource_complete_tasks() -> None:

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from metasim.control.osc import OscIndex, OscPose, arm_at, read_arm, step_osc
-from metasim.libero import paths
-from metasim.libero.parity import smooth_actions
-from metasim.libero.reference import ReferenceSim
+from metasim.libero.checks.parity import smooth_actions
+from metasim.libero.importer import paths
+from metasim.libero.reference.simulator import ReferenceSim
 
 SITE = "gripper0_grip_site"
 ARM = [f"robot0_joint{i}" for i in range(1, 8)]

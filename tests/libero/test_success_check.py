@@ -8,9 +8,9 @@ import mujoco
 import numpy as np
 import pytest
 
-from metasim.libero import parity
-from metasim.libero.reference import ReferenceSim
-from metasim.libero.scene import goal_holds, init_state_map, load_task
+from metasim.libero.checks import parity
+from metasim.libero.importer.scene import goal_holds, init_state_map, load_task
+from metasim.libero.reference.simulator import ReferenceSim
 from metasim.scene.compile import compile_scene
 
 HOLD = np.array([0, 0, 0, 0, 0, 0, -1.0])  # LIBERO's settle action: still, gripper open

@@ -7,8 +7,8 @@ import pytest
 from omegaconf import OmegaConf
 
 from metasim.evaluate.config import SuiteConfig
-from metasim.libero import paths
-from metasim.libero import scene as libero_scene
+from metasim.libero.importer import paths
+from metasim.libero.importer import scene as libero_scene
 from metasim.paths import EVAL
 
 

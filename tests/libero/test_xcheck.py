@@ -18,10 +18,10 @@ from metasim.envs.noise import RuntimeNoise
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
-from metasim.libero import scene as libero_scene
-from metasim.libero.reference import ReferenceSim
-from metasim.libero.xcheck import MetasimEpisode, Replay, classify, object_fate, run_metasim
-from metasim.libero.xcheck_run import JSONL, SUMMARY, run_xcheck
+from metasim.libero.checks.xcheck import MetasimEpisode, Replay, classify, object_fate, run_metasim
+from metasim.libero.checks.xcheck_run import JSONL, SUMMARY, run_xcheck
+from metasim.libero.importer import scene as libero_scene
+from metasim.libero.reference.simulator import ReferenceSim
 from metasim.scene.compile import compile_scene
 from metasim.tasks.fixture_placement import episode_fixture_poses
 

@@ -14,7 +14,7 @@ import pytest
 from metasim.envs.noise import RuntimeNoise
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
-from metasim.libero.scene import LiberoTask, load_task
+from metasim.libero.importer.scene import LiberoTask, load_task
 from metasim.perturb import Grid, apply_cell, expand, load_grid
 from metasim.scene.compile import CompiledScene, compile_scene
 from metasim.scene.schema import Scene

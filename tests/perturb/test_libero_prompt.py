@@ -23,8 +23,8 @@ import yaml
 
 from metasim.evaluate.config import EvalConfig
 from metasim.evaluate.runner import run_eval
-from metasim.libero import paths
-from metasim.libero.bddl import parse_bddl
+from metasim.libero.importer import paths
+from metasim.libero.importer.bddl import parse_bddl
 from metasim.paths import PERTURBATIONS, POLICIES
 from metasim.perturb import expand, load_grid
 

@@ -95,7 +95,7 @@ SCENE_OF = {"libero_expert": "libero_scene"}
 
 @pytest.fixture(scope="module")
 def libero_scene() -> Any:
-    from metasim.libero.scene import load_task
+    from metasim.libero.importer.scene import load_task
     from metasim.scene.compile import compile_scene
 
     return compile_scene(load_task("libero:libero_spatial/0").scene)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from metasim.envs.vec_env import MetasimVectorEnv
-from metasim.libero.scene import goal_holds, init_state_map, load_task, task_view
+from metasim.libero.importer.scene import goal_holds, init_state_map, load_task, task_view
 from metasim.paths import SCENES
 from metasim.scene import compile_file
 from metasim.scene.compile import CompiledScene, compile_scene

@@ -3,7 +3,7 @@ registered as the evaluators of its predicate kinds (metasim.tasks.predicates).
 
 Each check restates LIBERO's (libero/libero/envs/object_states/base_object_states.py,
 objects/site_object.py, objects/articulated_objects.py); BDDL atoms map onto them in
-`metasim.libero.goals`:
+`metasim.libero.importer.goals`:
 - On(A, B) with B an object: `resting_on` (B's origin not above A's, A touches B, origins
   less than 3 cm apart in x-y).
 - On(A, region): `site_on` (A's origin, in the site frame, within the site's x-y half

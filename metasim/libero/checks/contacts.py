@@ -1,5 +1,5 @@
 """Who touched what in a MuJoCo run: contacts of the robot, and objects reached from the
-robot through a chain of contacts between moving bodies (`metasim.libero.parity` calls an
+robot through a chain of contacts between moving bodies (`metasim.libero.checks.parity` calls an
 object *touched* when that happens at any physics substep).
 
 Moving bodies are MuJoCo weld groups (`body_weldid`) other than the world's: an object,

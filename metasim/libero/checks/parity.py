@@ -1,5 +1,5 @@
 """Parity of an imported LIBERO task against the reference simulator (LIBERO itself:
-robosuite 1.4 on MuJoCo 3.17, `metasim.libero.reference.ReferenceSim`).
+robosuite 1.4 on MuJoCo 3.17, `metasim.libero.reference.simulator.ReferenceSim`).
 
 One run, (suite, task, init k, steps N, seed R):
 
@@ -35,16 +35,16 @@ import mujoco
 import numpy as np
 
 from metasim.control.osc import OscIndex, OscPose, arm_at
-from metasim.libero import paths
-from metasim.libero.contacts import object_touched, robot_hit, spread_touch
-from metasim.libero.frames import CAMERA, SIZE, psnr, render_first_frame, upright
-from metasim.libero.reference import ReferenceSim
-from metasim.libero.scene import (
+from metasim.libero.checks.contacts import object_touched, robot_hit, spread_touch
+from metasim.libero.checks.frames import CAMERA, SIZE, psnr, render_first_frame, upright
+from metasim.libero.importer import paths
+from metasim.libero.importer.scene import (
     InitStateMap,
     LiberoTask,
     init_state_map,
     load_task,
 )
+from metasim.libero.reference.simulator import ReferenceSim
 from metasim.scene.compile import ROBOT_PREFIX, CompiledScene, compile_scene
 
 SITE = "gripper0_grip_site"

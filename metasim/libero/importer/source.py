@@ -20,13 +20,13 @@ class LiberoSource(TaskSource):
     """LIBERO tasks, imported from BDDL and the installed asset packages."""
 
     def load(self, ref: str) -> Scene:
-        from metasim.libero.scene import load_task
+        from metasim.libero.importer.scene import load_task
 
         return load_task(ref).scene
 
     def suites(self) -> dict[str, list[str]]:
         """Every suite of LIBERO's task map ({} when the `libero` extra is missing)."""
-        from metasim.libero import paths
+        from metasim.libero.importer import paths
 
         try:
             task_map = paths._task_map()

@@ -24,8 +24,8 @@ import mujoco
 import numpy as np
 
 from metasim.errors import MetasimInputError
-from metasim.libero import assets, goals, paths, robot
-from metasim.libero.bddl import BddlProblem, BddlRegion, parse_bddl
+from metasim.libero.importer import assets, goals, paths, robot
+from metasim.libero.importer.bddl import BddlProblem, BddlRegion, parse_bddl
 from metasim.scene.compile import ROBOT_PREFIX, CompiledScene
 from metasim.scene.mjcf_fixtures import mjcf_lights
 from metasim.scene.schema import Scene

@@ -28,9 +28,7 @@ import numpy as np
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.rollout import camera_views, converter_for, policy_context
 from metasim.evaluate.spec import RolloutSpec
-from metasim.libero.reference import ReferenceSim
-from metasim.libero.scene import LiberoTask, init_state_map, load_task
-from metasim.libero.xcheck import (
+from metasim.libero.checks.xcheck import (
     LATE_STEPS,
     RELEASE_STEPS,
     Comparison,
@@ -43,6 +41,8 @@ from metasim.libero.xcheck import (
     replay,
     run_metasim,
 )
+from metasim.libero.importer.scene import LiberoTask, init_state_map, load_task
+from metasim.libero.reference.simulator import ReferenceSim
 from metasim.policies.base import make_policy
 from metasim.scene.compile import compile_scene
 from metasim.stats.intervals import success_interval

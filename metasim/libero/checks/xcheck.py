@@ -35,15 +35,15 @@ import numpy as np
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
-from metasim.libero import assets
-from metasim.libero.reference import ReferenceSim
-from metasim.libero.scene import (
+from metasim.libero.importer import assets
+from metasim.libero.importer.scene import (
     SETTLE_STEPS,
     InitStateMap,
     LiberoTask,
     init_state_map,
     load_task,
 )
+from metasim.libero.reference.simulator import ReferenceSim
 from metasim.scene.compile import CompiledScene, compile_scene
 
 RELEASE_STEPS = 20  # steps of [0]*6 + [-1] the reference may take after the actions

@@ -1,6 +1,6 @@
 """Which LIBERO tasks MJX (mujoco-mjx, impl="jax") can simulate, and what blocks the rest.
 
-For one task (`classify`): import it (`metasim.libero.scene.load_task`), compile it with
+For one task (`classify`): import it (`metasim.libero.importer.scene.load_task`), compile it with
 MuJoCo 4, build the model the mjx backend would simulate (`metasim.sim.mjx.support.
 physics_model`: cylinder collision stand-ins included), then
 
@@ -37,7 +37,7 @@ import mujoco
 import numpy as np
 from mujoco.mjx._src import collision_driver
 
-from metasim.libero import scene as libero_scene
+from metasim.libero.importer import scene as libero_scene
 from metasim.scene.compile import CompiledScene, compile_scene
 from metasim.sim.mjx import support
 
@@ -257,7 +257,7 @@ def jit_step(suite: str, index: int, report: Any = print) -> StepResult:
 def step_bounded(suite: str, index: int, timeout_s: float) -> StepResult:
     """`jit_step` in a child Python process, killed after `timeout_s` (an XLA compile
     cannot be interrupted from Python); the stages it finished are kept."""
-    code = f"from metasim.libero.mjx_matrix import jit_step; jit_step({suite!r}, {index})"
+    code = f"from metasim.libero.checks.mjx_matrix import jit_step; jit_step({suite!r}, {index})"
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
     try:
         done = subprocess.run(

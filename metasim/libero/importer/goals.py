@@ -1,6 +1,6 @@
 """A BDDL goal -> metasim's predicate tree (a dict the scene schema validates).
 
-Names in the imported scene (see `metasim.libero.scene`): an object or fixture instance is
+Names in the imported scene (see `metasim.libero.importer.scene`): an object or fixture instance is
 the body `<instance>`; a region is the site `<target>_<region>` (LIBERO's own site name);
 a model's joints keep LIBERO's names `<instance>_<joint>`. Atoms map as LIBERO evaluates
 them (libero/libero/envs/object_states/base_object_states.py):
@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from metasim.errors import MetasimInputError
-from metasim.libero.assets import WORKSPACES, object_model
-from metasim.libero.bddl import BddlProblem, GoalExpr
+from metasim.libero.importer.assets import WORKSPACES, object_model
+from metasim.libero.importer.bddl import BddlProblem, GoalExpr
 
 Bound = tuple[str, float, bool]  # ("above" | "below", value, inclusive)
 

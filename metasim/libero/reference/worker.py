@@ -301,14 +301,14 @@ class Worker:
         return {"xml": self.env.env.sim.model.get_xml()}
 
     def model(self) -> dict[str, Any]:
-        """The live MjModel's numeric fields (`ref_model.model_arrays`, loaded from this
+        """The live MjModel's numeric fields (`reference.model.model_arrays`, loaded from this
         file's folder), as LIBERO compiled it at the last reset (fixture placements
         included), plus MuJoCo's version."""
         import importlib.util
 
         import mujoco
 
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ref_model.py")
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.py")
         spec = importlib.util.spec_from_file_location("metasim_ref_model", path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metasim.errors import MetasimInputError
-from metasim.libero import paths
-from metasim.libero.bddl import BddlProblem
+from metasim.libero.importer import paths
+from metasim.libero.importer.bddl import BddlProblem
 
 WORKSPACES = ("table", "kitchen_table", "living_room_table", "study_table", "floor")
 _FOLDERS = (
