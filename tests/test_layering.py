@@ -123,3 +123,12 @@ def test_no_import_cycles_between_modules():
         if mod not in state:
             visit(mod, [mod])
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_no_module_is_over_400_lines():
+    long = {
+        str(p.relative_to(ROOT.parent)): n
+        for p in ROOT.rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 400
+    }
+    assert not long, f"split these modules: {long}"

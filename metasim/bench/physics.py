@@ -29,7 +29,8 @@ import numpy as np
 from mujoco import rollout
 
 from metasim.envs.vec_env import MetasimVectorEnv
-from metasim.evaluate.rollout import EpisodeRecord, _Loop, policy_context
+from metasim.evaluate.policy_io import policy_context
+from metasim.evaluate.rollout import EpisodeRecord, _Loop
 from metasim.policies.base import make_policy
 from metasim.scene.compile import CompiledScene
 from metasim.scene.sources import compile_task, source_of

@@ -15,13 +15,13 @@ import numpy as np
 from pydantic import ValidationError
 
 from metasim.envs.noise import RuntimeNoise
-from metasim.envs.vec_env import CameraView, MetasimVectorEnv, episode_seed
+from metasim.envs.vec_env import MetasimVectorEnv, episode_seed
 from metasim.errors import MetasimInputError, one_line
+from metasim.evaluate.policy_io import camera_views, converter_for, policy_context
 from metasim.evaluate.records import EpisodeRecord
 from metasim.evaluate.spec import RolloutSpec
-from metasim.policies.base import Policy, PolicyContext, PolicyFailure, PolicyOptions, make_policy
+from metasim.policies.base import Policy, PolicyFailure, make_policy
 from metasim.policies.conventions import ActionConvention, ActionConverter
-from metasim.policies.observation import ObservationSpec
 from metasim.scene.compile import CompiledScene
 
 # observe(episode of each slot (B,) with -1 for idle, obs, actions (B, D)) before a step
@@ -33,41 +33,6 @@ AppliedObserver = Callable[[np.ndarray, np.ndarray], None]
 # on_start(env slots (k,), their new episodes (k,)) right after those slots were reset:
 # the env's state is the episodes' start (read it with `env.handler`, see `on_env`).
 StartObserver = Callable[[np.ndarray, np.ndarray], None]
-
-
-def policy_context(
-    env: MetasimVectorEnv,
-    action_space: str,
-    options: PolicyOptions | None = None,
-) -> PolicyContext:
-    return PolicyContext.of(env.compiled, env.num_envs, action_space, options)
-
-
-def converter_for(
-    compiled: CompiledScene, options: ActionConvention | Mapping[str, object]
-) -> ActionConverter:
-    """The converter from the policy's declared action convention: an `ActionConvention`,
-    or policy options holding one under `actions` (default: canonical)."""
-    if isinstance(options, ActionConvention):
-        conv = options
-    else:
-        conv = ActionConvention.model_validate(options.get("actions") or {})
-    base_pos, base_mat = robot_base_pose(compiled)
-    n_arm = len(compiled.index.arm_qpos)
-    space = conv.env_space_on(compiled.robot.control)  # ValueError when they cannot drive it
-    return ActionConverter(conv, n_arm, compiled.control_dt, base_pos, base_mat, space)
-
-
-def camera_views(
-    compiled: CompiledScene, options: ObservationSpec | Mapping[str, object]
-) -> list[CameraView]:
-    """Camera views the policy's observation spec (or options holding one) needs."""
-    if isinstance(options, ObservationSpec):
-        return options.views(compiled)
-    spec = options.get("observation")
-    if not spec:
-        return []
-    return ObservationSpec.model_validate(spec).views(compiled)
 
 
 def run_task(
@@ -146,19 +111,6 @@ def run_task(
         env.close()
 
 
-def robot_base_pose(compiled: CompiledScene) -> tuple[np.ndarray, np.ndarray]:
-    """World position and rotation matrix of the robot's root body."""
-    import mujoco
-
-    m = compiled.model
-    d = mujoco.MjData(m)
-    mujoco.mj_kinematics(m, d)
-    for b in range(1, m.nbody):
-        if m.body_parentid[b] == 0 and m.body(b).name.startswith("robot/"):
-            return d.xpos[b].copy(), d.xmat[b].reshape(3, 3).copy()
-    return np.zeros(3), np.eye(3)
-
-
 class _Loop:
     """Slots of a batched env fed with episodes from `todo`; chunked actions per slot.
 
@@ -182,7 +134,7 @@ class _Loop:
     ) -> None:
         self.env, self.policy, self.seed = env, policy, seed
         self.execute, self.on_step, self.ensemble = execute, on_step, ensemble
-        self.convert = convert or converter_for(compiled, {})
+        self.convert = convert or converter_for(compiled, ActionConvention())
         self.name = compiled.scene.name
         self.instruction = compiled.scene.task.instruction
         n = env.num_envs

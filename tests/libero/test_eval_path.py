@@ -23,6 +23,7 @@ from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.libero.checks.parity import smooth_actions
+from metasim.libero.importer import init_states as libero_init_states
 from metasim.libero.importer import scene as libero_scene
 from metasim.policies.base import PolicyContext, register_policy
 from metasim.scene import compile_scene
@@ -52,7 +53,7 @@ def test_episode_k_starts_from_init_state_k_mod_50_in_any_slot(
         qpos = env.handler.get_state().qpos
     finally:
         env.close()
-    mapping = libero_scene.init_state_map(task.problem, compiled)
+    mapping = libero_init_states.init_state_map(task.problem, compiled)
     nq = len(mapping.qpos_index)
     for slot, k in enumerate((7, 3, 57)):
         np.testing.assert_array_equal(
@@ -69,7 +70,9 @@ def _reference_path(
     plain MjData, the controller built as LIBERO builds it (stale, at the home pose)."""
     model = compiled.model
     data = mujoco.MjData(model)
-    libero_scene.init_state_map(task.problem, compiled).apply(model, data, task.init_states[k])
+    libero_init_states.init_state_map(task.problem, compiled).apply(
+        model, data, task.init_states[k]
+    )
     osc = osc_for(compiled, 1)
     idx = compiled.index
     pose = data.qpos.copy()

@@ -8,6 +8,7 @@ import mujoco
 import numpy as np
 import pytest
 
+from metasim.libero.importer import init_states as libero_init_states
 from metasim.libero.importer import scene as libero_scene
 from metasim.scene.compile import ROBOT_PREFIX, compile_scene
 
@@ -15,10 +16,10 @@ from metasim.scene.compile import ROBOT_PREFIX, compile_scene
 def _setup(ref: str) -> tuple:
     task = libero_scene.load_task(ref)
     compiled = compile_scene(task.scene)
-    mapping = libero_scene.init_state_map(task.problem, compiled)
+    mapping = libero_init_states.init_state_map(task.problem, compiled)
     data = mujoco.MjData(compiled.model)
     mapping.apply(compiled.model, data, task.init_states[0])
-    assert not libero_scene.goal_holds(compiled, data)
+    assert not libero_init_states.goal_holds(compiled, data)
     return compiled, data
 
 
@@ -53,7 +54,7 @@ def test_joint_goals(ref: str, joint: str, value: float) -> None:
     compiled, data = _setup(ref)
     data.qpos[compiled.model.jnt_qposadr[compiled.model.joint(joint).id]] = value
     mujoco.mj_forward(compiled.model, data)
-    assert libero_scene.goal_holds(compiled, data)
+    assert libero_init_states.goal_holds(compiled, data)
 
 
 @pytest.mark.parametrize(
@@ -72,4 +73,4 @@ def test_dropping_onto_the_target_reaches_the_goal(
     above = data.xpos[m.body(target).id] if kind == "body" else data.site_xpos[m.site(target).id]
     _drop(compiled, data, obj, above + np.array([0.0, 0.0, 0.06]))
     _settle(compiled, data)
-    assert libero_scene.goal_holds(compiled, data)
+    assert libero_init_states.goal_holds(compiled, data)

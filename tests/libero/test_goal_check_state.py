@@ -21,7 +21,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from metasim.libero.importer.scene import goal_holds, init_state_map, load_task, task_view
+from metasim.libero.importer.init_states import goal_holds, init_state_map, task_view
+from metasim.libero.importer.scene import load_task
 from metasim.libero.kinds.predicates import subtree_geoms, touching
 from metasim.libero.reference.simulator import ReferenceSim
 from metasim.scene.compile import CompiledScene, compile_scene

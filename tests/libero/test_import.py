@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from metasim.errors import MetasimInputError
+from metasim.libero.importer import init_states as libero_init_states
 from metasim.libero.importer import paths
 from metasim.libero.importer import scene as libero_scene
 from metasim.scene.compile import ROBOT_PREFIX, compile_scene
@@ -31,7 +32,7 @@ def check_task(suite: str, index: int) -> None:
     assert task.scene.task.instruction == task.problem.language
     compiled = compile_scene(task.scene)
     model = compiled.model
-    mapping = libero_scene.init_state_map(task.problem, compiled)
+    mapping = libero_init_states.init_state_map(task.problem, compiled)
     nq, nv = len(mapping.qpos_index), len(mapping.qvel_index)
     assert task.init_states.shape == (50, 1 + nq + nv)
     # every LIBERO joint has a distinct place, and the model has no joint LIBERO lacks
@@ -56,7 +57,7 @@ def check_task(suite: str, index: int) -> None:
                 data.xpos[body], qpos[libero_adr : libero_adr + 3], atol=1e-12, err_msg=name
             )
     mapping.apply(model, data, task.init_states[0])
-    held = libero_scene.goal_holds(compiled, data)
+    held = libero_init_states.goal_holds(compiled, data)
     assert held == ((suite, index) in GOAL_AT_INIT), f"goal holds at init 0: {held}"
 
 
@@ -77,7 +78,7 @@ def test_every_task_imports_compiles_and_resets(suite: str, index: int) -> None:
 
 
 def test_episode_k_uses_init_state_k_mod_50() -> None:
-    assert [libero_scene.init_state_index(k) for k in (0, 1, 49, 50, 51, 120)] == [
+    assert [libero_init_states.init_state_index(k) for k in (0, 1, 49, 50, 51, 120)] == [
         0,
         1,
         49,
@@ -160,7 +161,7 @@ def test_robot_and_models_as_robosuite_builds_them() -> None:
 def test_libero_pro_variants_import(ref: str) -> None:
     task = libero_scene.load_task(ref)
     compiled = compile_scene(task.scene)
-    mapping = libero_scene.init_state_map(task.problem, compiled)
+    mapping = libero_init_states.init_state_map(task.problem, compiled)
     data = mujoco.MjData(compiled.model)
     mapping.apply(compiled.model, data, task.init_states[0])
     assert np.all(np.isfinite(data.qpos)) and len(mapping.qpos_index) == compiled.model.nq

@@ -7,7 +7,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from metasim.libero.importer.scene import task_view
+from metasim.libero.importer.init_states import task_view
 from metasim.libero.kinds.predicates import (
     joint_value,
     resting_on,

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from metasim.libero.checks import parity
-from metasim.libero.importer.scene import goal_holds, init_state_map, load_task
+from metasim.libero.importer.init_states import goal_holds, init_state_map
+from metasim.libero.importer.scene import load_task
 from metasim.libero.reference.simulator import ReferenceSim
 from metasim.scene.compile import compile_scene
 

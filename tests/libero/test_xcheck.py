@@ -20,6 +20,7 @@ from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.libero.checks.xcheck import MetasimEpisode, Replay, classify, object_fate, run_metasim
 from metasim.libero.checks.xcheck_run import JSONL, SUMMARY, run_xcheck
+from metasim.libero.importer import init_states as libero_init_states
 from metasim.libero.importer import scene as libero_scene
 from metasim.libero.reference.simulator import ReferenceSim
 from metasim.scene.compile import compile_scene
@@ -115,7 +116,7 @@ def test_goal_check_agrees_with_metasims_predicates(
     `_check_success` and metasim's imported goal give the same answer."""
     task = libero_scene.load_task(f"libero:{SUITE}/{TASK}")
     compiled = compile_scene(task.scene)
-    mapping = libero_scene.init_state_map(task.problem, compiled)
+    mapping = libero_init_states.init_state_map(task.problem, compiled)
     data = mujoco.MjData(compiled.model)
     mapping.apply(compiled.model, data, task.init_states[0])
     ref.reset(init=0)
@@ -128,7 +129,7 @@ def test_goal_check_agrees_with_metasims_predicates(
     for make in (lambda: None, lambda: _bowl_on_plate(compiled, data)):
         make()
         ref.set_state(data.qpos[mapping.qpos_index], data.qvel[mapping.qvel_index])
-        answers.append((libero_scene.goal_holds(compiled, data), ref.goal()))
+        answers.append((libero_init_states.goal_holds(compiled, data), ref.goal()))
     assert answers == [(False, False), (True, True)]
 
 

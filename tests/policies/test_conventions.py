@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from metasim.envs.vec_env import MetasimVectorEnv
-from metasim.evaluate.rollout import converter_for, run_task
+from metasim.evaluate.policy_io import converter_for
+from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.policies.base import register_policy
 from metasim.policies.conventions import (
@@ -76,7 +77,7 @@ def _expert_motion(lift_scene, steps=45):
     env = MetasimVectorEnv(lift_scene, num_envs=2, autoreset=False)
     obs, _ = env.reset(options={"env_ids": np.arange(2), "seeds": [11, 12]})
     states = []
-    from metasim.evaluate.rollout import policy_context
+    from metasim.evaluate.policy_io import policy_context
     from metasim.policies.base import make_policy
 
     pol = make_policy("scripted", policy_context(env, "ee_delta"))
@@ -97,7 +98,7 @@ def test_eef_conventions_move_the_robot_identically(lift_scene, conv):
     actions, want = _expert_motion(lift_scene)
     env = MetasimVectorEnv(lift_scene, num_envs=2, autoreset=False)
     env.reset(options={"env_ids": np.arange(2), "seeds": [11, 12]})
-    convert = converter_for(lift_scene, {"actions": conv.model_dump()})
+    convert = converter_for(lift_scene, conv)
     n_arm, dt = convert.n_arm, lift_scene.control_dt
     for a in actions:
         state = env.robot_state()
@@ -122,7 +123,7 @@ def test_joint_conventions_move_the_robot_identically(lift_scene, conv):
 
     def run(through: ActionConvention | None) -> np.ndarray:
         env.reset(options={"env_ids": np.arange(1), "seeds": [5]})
-        convert = converter_for(lift_scene, {"actions": (through or conv).model_dump()})
+        convert = converter_for(lift_scene, through or conv)
         for a in motion:
             if through is None:
                 env.step(a)

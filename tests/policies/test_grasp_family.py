@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from metasim.envs.vec_env import MetasimVectorEnv
-from metasim.evaluate.rollout import policy_context
+from metasim.evaluate.policy_io import policy_context
 from metasim.paths import SCENES
 from metasim.policies.base import make_policy
 from metasim.rotations import quat_to_mat

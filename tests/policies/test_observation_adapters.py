@@ -11,7 +11,8 @@ import pytest
 
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
-from metasim.evaluate.rollout import camera_views, run_task
+from metasim.evaluate.policy_io import camera_views
+from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.policies.images import ImageSpec, fit_image
 from metasim.policies.observation import ObservationSpec
@@ -64,7 +65,7 @@ def test_env_renders_the_views_a_policy_declares(lift_scene):
             "state": {"observation/state": ["ee_pos", "ee_rot:euler_xyz", "gripper:pm1_open_neg"]},
         }
     }
-    views = camera_views(lift_scene, opts)
+    views = camera_views(lift_scene, ObservationSpec.model_validate(opts["observation"]))
     assert [(v.camera, v.width, v.height, v.depth) for v in views] == [
         ("front", 224, 224, False),
         ("wrist", 96, 96, True),

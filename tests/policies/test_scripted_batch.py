@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from metasim.envs.vec_env import MetasimVectorEnv
-from metasim.evaluate.rollout import policy_context
+from metasim.evaluate.policy_io import policy_context
 from metasim.paths import SCENES
 from metasim.policies.base import make_policy
 from metasim.policies.scripted import ScriptedExpert

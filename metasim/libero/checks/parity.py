@@ -38,12 +38,8 @@ from metasim.control.osc import OscIndex, OscPose, arm_at
 from metasim.libero.checks.contacts import object_touched, robot_hit, spread_touch
 from metasim.libero.checks.frames import CAMERA, SIZE, psnr, render_first_frame, upright
 from metasim.libero.importer import paths
-from metasim.libero.importer.scene import (
-    InitStateMap,
-    LiberoTask,
-    init_state_map,
-    load_task,
-)
+from metasim.libero.importer.init_states import InitStateMap, init_state_map
+from metasim.libero.importer.scene import LiberoTask, load_task
 from metasim.libero.reference.simulator import ReferenceSim
 from metasim.scene.compile import ROBOT_PREFIX, CompiledScene, compile_scene
 

@@ -36,13 +36,8 @@ from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.libero.importer import assets
-from metasim.libero.importer.scene import (
-    SETTLE_STEPS,
-    InitStateMap,
-    LiberoTask,
-    init_state_map,
-    load_task,
-)
+from metasim.libero.importer.init_states import InitStateMap, init_state_map
+from metasim.libero.importer.scene import SETTLE_STEPS, LiberoTask, load_task
 from metasim.libero.reference.simulator import ReferenceSim
 from metasim.scene.compile import CompiledScene, compile_scene
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from metasim.envs.vec_env import MetasimVectorEnv
-from metasim.evaluate.rollout import camera_views, converter_for, policy_context
+from metasim.evaluate.policy_io import camera_views, converter_for, policy_context
 from metasim.evaluate.spec import RolloutSpec
 from metasim.libero.checks.xcheck import (
     LATE_STEPS,
@@ -41,7 +41,8 @@ from metasim.libero.checks.xcheck import (
     replay,
     run_metasim,
 )
-from metasim.libero.importer.scene import LiberoTask, init_state_map, load_task
+from metasim.libero.importer.init_states import init_state_map
+from metasim.libero.importer.scene import LiberoTask, load_task
 from metasim.libero.reference.simulator import ReferenceSim
 from metasim.policies.base import make_policy
 from metasim.scene.compile import compile_scene

@@ -20,18 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import mujoco
 import numpy as np
 
 from metasim.errors import MetasimInputError
 from metasim.libero.importer import assets, goals, paths, robot
 from metasim.libero.importer.bddl import BddlProblem, BddlRegion, parse_bddl
-from metasim.scene.compile import ROBOT_PREFIX, CompiledScene
+from metasim.scene.compile import ROBOT_PREFIX
 from metasim.scene.mjcf_fixtures import mjcf_lights
 from metasim.scene.schema import Scene
-from metasim.sim.base import Kinematics, geom_contacts
-from metasim.tasks.init_states import joint_addresses
-from metasim.tasks.predicates import TaskView, compile_predicate
 
 Vec3 = tuple[float, float, float]
 CONTROL_HZ = 20.0
@@ -345,27 +341,6 @@ def _bottom_z(category: str) -> float:
     return 0.0
 
 
-# ---------------------------------------------------------------- init states
-
-
-@dataclass(frozen=True)
-class InitStateMap:
-    """Where LIBERO's [time, qpos, qvel] rows go in a compiled model: `qpos_index` (nq_L,)
-    and `qvel_index` (nv_L,) addresses in the metasim model."""
-
-    qpos_index: np.ndarray
-    qvel_index: np.ndarray
-
-    def apply(self, model: mujoco.MjModel, data: mujoco.MjData, row: np.ndarray) -> None:
-        """Set one init state (1 + nq_L + nv_L,) into `data` and run mj_forward."""
-        nq = len(self.qpos_index)
-        data.qpos[:] = model.qpos0
-        data.qvel[:] = 0.0
-        data.qpos[self.qpos_index] = row[1 : 1 + nq]
-        data.qvel[self.qvel_index] = row[1 + nq :]
-        mujoco.mj_forward(model, data)
-
-
 def metasim_joint(libero_name: str, free_instances: set[str]) -> str:
     """The compiled model's name of one of LIBERO's joints."""
     if libero_name.startswith(("robot0_", "gripper0_")):
@@ -374,43 +349,3 @@ def metasim_joint(libero_name: str, free_instances: set[str]) -> str:
     if libero_name.endswith("_joint0") and inst in free_instances:
         return f"{inst}/free"
     return libero_name
-
-
-def init_state_map(problem: BddlProblem, compiled: CompiledScene) -> InitStateMap:
-    """Map LIBERO's joint layout of `problem` onto `compiled` (every joint must exist)."""
-    joints = init_states_spec(problem, Path())["joints"]  # LIBERO's layout, metasim's names
-    try:
-        qpos, qvel = joint_addresses(
-            compiled.model, [(j["name"], j["nq"], j["nv"]) for j in joints]
-        )
-    except KeyError as exc:
-        raise MetasimInputError(
-            compiled.scene.name, [f"LIBERO's joint {exc.args[0]!r} is missing"]
-        ) from None
-    return InitStateMap(qpos, qvel)
-
-
-def init_state_index(episode: int, n_states: int = 50) -> int:
-    """Episode k starts from init state k mod 50, whatever env slot runs it."""
-    return episode % n_states
-
-
-def task_view(data: mujoco.MjData) -> TaskView:
-    """A one-env TaskView (B = 1) of `data` as it is (nothing recomputed), contacts
-    included, for LIBERO's predicates (see `goal_holds`)."""
-    kin = Kinematics(
-        data.qpos[None].copy(),
-        data.qvel[None].copy(),
-        data.xpos[None].copy(),
-        data.xquat[None].copy(),
-        data.site_xpos[None].copy(),
-        data.site_xmat.reshape(1, -1, 3, 3).copy(),
-    )
-    return TaskView(kin, kin.body_pos.copy(), [geom_contacts(data)])
-
-
-def goal_holds(compiled: CompiledScene, data: mujoco.MjData) -> bool:
-    """Whether the task's success predicate holds in `data`: after mj_forward, of that
-    one state; right after mj_step, as LIBERO's `_check_success` reads robosuite's data."""
-    fn = compile_predicate(compiled.scene.task.success, compiled)
-    return bool(fn(task_view(data))[0])
