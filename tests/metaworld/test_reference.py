@@ -43,3 +43,13 @@ def test_capped_episode_and_bad_request(mw_ref: MetaWorldRef) -> None:
         mw_ref.expert("MT10", "reach-v3", 50)
     with pytest.raises(MetaWorldRefError, match="not in MT10"):
         mw_ref.variations("MT10", "basketball-v3")
+
+
+def test_facts_of_a_live_env(mw_ref: MetaWorldRef) -> None:
+    f = mw_ref.facts("door-open-v3")
+    assert f["xml"] == "assets/sawyer_xyz/sawyer_door_pull.xml"  # the file name differs
+    assert f["frame_skip"] == 5 and f["timestep"] == 0.0025 and f["action_scale"] == 0.01
+    assert f["max_path_length"] == 500 and f["sizes"]["nu"] == 2  # two gripper fingers
+    cams = {"topview", "corner", "corner2", "corner3", "corner4", "behindGripper", "gripperPOV"}
+    assert set(f["cameras"]) == cams
+    assert f["mocap_low"].shape == (3,) and np.all(f["mocap_low"] < f["mocap_high"])

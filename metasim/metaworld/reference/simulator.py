@@ -217,6 +217,12 @@ class MetaWorldRef:
         reply = self.call("variations", benchmark=benchmark, task=task, split=split, seed=seed)
         return np.asarray(reply["rand_vec"])
 
+    def facts(self, task: str) -> dict[str, Any]:
+        """A live env's facts (see the worker's `facts`): xml (path inside the package),
+        timestep, frame_skip, action_scale, mocap_low/high (3,), max_path_length, sizes,
+        cameras, actuators, hand (3,), rand_vec, render size."""
+        return self.call("facts", task=task)
+
     def expert(
         self,
         benchmark: str,

@@ -8,7 +8,7 @@ original stdout (whatever the libraries print goes to stderr). Arrays travel as
 {"__nd__": [dtype, shape, base64 of the C-order bytes]}; never pickle.
 
 Commands: versions · tasks(benchmark, split, seed) · variations(benchmark, split, seed, task)
-· expert(benchmark, split, seed, task, variation, env_seed, max_steps) · close.
+· facts(task) · expert(benchmark, split, seed, task, variation, env_seed, max_steps) · close.
 
 `benchmark` is MT10, MT25, MT50, ML10, ML25, ML45 or MT1/ML1 (those with `task`); `seed`
 seeds the benchmark's variation draw (`metaworld.MT50(seed=...)`); variation k of a task is
@@ -96,6 +96,40 @@ class Worker:
             raise ValueError(f"{task!r} is not in {benchmark} {split}")
         return {"rand_vec": np.asarray(vecs, dtype=np.float64)}
 
+    def facts(self, task: str, benchmark: str = "MT1", seed: int = 0) -> dict[str, Any]:
+        """What metasim's importer must match, read from a live env of `task` after
+        set_task(variation 0) and reset: the XML (path inside the package), timestep,
+        frame_skip, action_scale, mocap bounds, max_path_length, model sizes, cameras,
+        actuators, and the hand's start (tcp_center (3,)) and the variation's rand_vec."""
+        import metaworld
+        import mujoco
+
+        classes, tasks = self._split(benchmark, "train", seed, task)
+        env = classes[task]()
+        try:
+            env.set_task(next(t for t in tasks if t.env_name == task))
+            env.reset()
+            m = env.model
+            names = lambda kind, n: [mujoco.mj_id2name(m, kind, i) for i in range(n)]  # noqa: E731
+            root = os.path.dirname(os.path.abspath(metaworld.__file__))
+            return {
+                "xml": os.path.relpath(env.model_name, root),
+                "timestep": float(m.opt.timestep),
+                "frame_skip": int(env.frame_skip),
+                "action_scale": float(env.action_scale),
+                "mocap_low": np.asarray(env.mocap_low, dtype=np.float64),
+                "mocap_high": np.asarray(env.mocap_high, dtype=np.float64),
+                "max_path_length": int(env.max_path_length),
+                "sizes": {k: int(getattr(m, k)) for k in ("nq", "nv", "nu", "nbody", "ngeom")},
+                "cameras": names(mujoco.mjtObj.mjOBJ_CAMERA, m.ncam),
+                "actuators": names(mujoco.mjtObj.mjOBJ_ACTUATOR, m.nu),
+                "hand": np.asarray(env.tcp_center, dtype=np.float64),
+                "rand_vec": np.asarray(env._last_rand_vec, dtype=np.float64),
+                "size": [int(env.width), int(env.height)],
+            }
+        finally:
+            env.close()
+
     def expert(
         self,
         benchmark: str,
@@ -160,6 +194,7 @@ def main() -> None:
         "tasks": worker.tasks,
         "variations": worker.variations,
         "expert": worker.expert,
+        "facts": worker.facts,
     }
     proto.write(json.dumps({"ok": True, "ready": True}) + "\n")
     proto.flush()
