@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from metasim.metaworld.reference.simulator import MetaWorldRef, MetaWorldRefError
+from metasim.metaworld.reference.sweep import expert_sweep, markdown
 
 MT10 = ["reach-v3", "push-v3", "pick-place-v3", "door-open-v3", "drawer-open-v3"]
 
@@ -53,3 +54,12 @@ def test_facts_of_a_live_env(mw_ref: MetaWorldRef) -> None:
     cams = {"topview", "corner", "corner2", "corner3", "corner4", "behindGripper", "gripperPOV"}
     assert set(f["cameras"]) == cams
     assert f["mocap_low"].shape == (3,) and np.all(f["mocap_low"] < f["mocap_high"])
+
+
+def test_expert_sweep_over_mt10(mw_ref: MetaWorldRef) -> None:
+    result = expert_sweep(mw_ref, "MT10", variations=1)
+    assert list(result["tasks"]) == mw_ref.tasks("MT10") and result["episodes"] == 10
+    assert result["rate"] >= 0.9  # the package's scripted policies solve MT10 (docs/metaworld.md)
+    assert all(0 < r["mean_steps"] < 500 for r in result["tasks"].values() if r["success"])
+    table = markdown(result)
+    assert table.count("| reach-v3 |") == 1 and "MT10 (seed 0)" in table

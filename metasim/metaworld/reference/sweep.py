@@ -2,10 +2,12 @@
 the per-task expert success that metasim's `metaworld_expert` must match (docs/metaworld.md).
 
     PYTHONPATH=$PWD .venv/bin/python -m metasim.metaworld.reference.sweep MT50 3
+    PYTHONPATH=$PWD .venv/bin/python -m metasim.metaworld.reference.sweep facts > facts.json
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from typing import Any
@@ -56,7 +58,31 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def task_facts(ref: MetaWorldRef, tasks: list[str]) -> dict[str, dict[str, Any]]:
+    """Per task: its XML inside the package, rand_vec length, nq, nbody, mocap bounds, the
+    tool centre after reset (m, 4 decimals), and whether the env seed changes the scripted
+    episode (MT1 variation 0, env seeds 0 and 7)."""
+    out: dict[str, dict[str, Any]] = {}
+    for task in tasks:
+        f = ref.facts(task)
+        runs = [ref.expert("MT1", task, 0, env_seed=s, until_success=True) for s in (0, 7)]
+        out[task] = {
+            "xml": f["xml"],
+            "rand_vec": int(f["rand_vec"].shape[0]),
+            "nq": f["sizes"]["nq"],
+            "nbody": f["sizes"]["nbody"],
+            "mocap_low": f["mocap_low"].round(3).tolist(),
+            "mocap_high": f["mocap_high"].round(3).tolist(),
+            "hand": f["hand"].round(4).tolist(),
+            "env_seed_matters": runs[0]["steps"] != runs[1]["steps"],
+        }
+    return out
+
+
 if __name__ == "__main__":
-    bench, count = (sys.argv[1:2] or ["MT50"])[0], int((sys.argv[2:3] or ["3"])[0])
     with MetaWorldRef() as ref:
-        print(markdown(expert_sweep(ref, bench, count)))
+        if sys.argv[1:2] == ["facts"]:
+            print(json.dumps(task_facts(ref, ref.tasks("MT50")), indent=1))
+        else:
+            bench, count = (sys.argv[1:2] or ["MT50"])[0], int((sys.argv[2:3] or ["3"])[0])
+            print(markdown(expert_sweep(ref, bench, count)))
