@@ -36,7 +36,7 @@ LAYERS = {
     "bench": 6,
     "cli": 7,
 }
-PLUGINS = {"libero"}  # benchmarks: top layer, imported by nothing in the core
+PLUGINS = {"libero", "metaworld"}  # benchmarks: top layer, imported by nothing in the core
 TOP = 8
 
 
