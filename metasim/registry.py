@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
 from typing import Generic, TypeVar, overload
@@ -46,6 +47,19 @@ def load_plugins() -> None:
     _plugins_loaded = True
     for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: e.name):
         importlib.import_module(ep.value.split(":")[0])
+
+
+def importing(but: str) -> bool:
+    """Whether a metasim module other than `but` (and its parent packages) is being
+    imported right now (its import started and has not finished). Loading the plug-ins
+    then could import a module that is only partly there (a plug-in importing it back):
+    a module that reads a registry at import time waits (see `metasim.envs`)."""
+    mine = {but, *(but.rsplit(".", k)[0] for k in range(1, but.count(".") + 1))}
+    for name, module in list(sys.modules.items()):
+        if name.startswith("metasim") and name not in mine:
+            if getattr(getattr(module, "__spec__", None), "_initializing", False):
+                return True
+    return False
 
 
 def import_package(package: str) -> None:
@@ -121,6 +135,10 @@ class Registry(Generic[T]):
     def __contains__(self, name: object) -> bool:
         self.load()
         return name in self._entries
+
+    def registered(self) -> list[tuple[str, T]]:
+        """The entries registered so far, without importing anything."""
+        return sorted(self._entries.items())
 
     def names(self) -> list[str]:
         self.load()

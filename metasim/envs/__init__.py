@@ -13,6 +13,7 @@ from typing import Any
 import gymnasium as gym
 
 from metasim.envs.vec_env import MetasimVectorEnv, episode_seed
+from metasim.registry import importing
 from metasim.scene.sources import SOURCES, TaskSource, all_suites
 
 __all__ = ["MetasimVectorEnv", "episode_seed", "register_builtin", "registered_ids"]
@@ -61,5 +62,13 @@ def registered_ids() -> list[str]:
     return sorted(k for k in gym.registry if k.startswith("metasim/"))
 
 
+# Every source registered from now on adds its ids. The plug-ins are loaded here (and
+# their ids registered) unless another metasim module is being imported: a plug-in
+# importing that module back would find it half there; the first registry read after
+# that import (eval, collect, ... all read one) loads them, and the listener adds them.
 SOURCES.on_register(_register_source)
-register_builtin()
+if importing(__name__):
+    for _prefix, _source in SOURCES.registered():
+        _register_source(_prefix, _source)
+else:
+    register_builtin()
