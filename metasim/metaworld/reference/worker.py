@@ -2,10 +2,8 @@
 metaworld 3.1.1 on MuJoCo 3.3.0, gymnasium >= 1.1), never in metasim's process, and must
 not import metasim.
 
-Protocol (JSON lines), as LIBERO's reference worker: one request {"cmd": ..., ...} per line
-on stdin, one reply {"ok": true, ...} or {"ok": false, "error": ...} per line on the
-original stdout (whatever the libraries print goes to stderr). Arrays travel as
-{"__nd__": [dtype, shape, base64 of the C-order bytes]}; never pickle.
+Served by `metasim/sim/refwire.py` (`python -P refwire.py worker.py`: JSON lines, arrays
+as base64, never pickle), as LIBERO's reference worker is; it calls `commands()` below.
 
 Commands: versions · tasks(benchmark, split, seed) · variations(benchmark, split, seed, task)
 · facts(task) · expert(benchmark, split, seed, task, variation, env_seed, max_steps) · close.
@@ -17,32 +15,12 @@ the k-th of the benchmark's 50 `Task`s for that env name, in the benchmark's ord
 
 from __future__ import annotations
 
-import base64
-import json
 import os
-import sys
 import time
-import traceback
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
-
-def encode(value: Any) -> Any:
-    """JSON-able form of a reply value; numpy arrays as {"__nd__": [dtype, shape, b64]}."""
-    if isinstance(value, np.ndarray):
-        data = np.ascontiguousarray(value)
-        return {
-            "__nd__": [data.dtype.str, list(data.shape), base64.b64encode(data.tobytes()).decode()]
-        }
-    if isinstance(value, dict):
-        return {str(k): encode(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [encode(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 class Worker:
@@ -183,36 +161,13 @@ class Worker:
         }
 
 
-def main() -> None:
-    # The protocol owns the original stdout; everything the libraries print goes to stderr.
-    proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
+def commands() -> dict[str, Callable[..., dict[str, Any]]]:
+    """The commands `metasim/sim/refwire.py` serves (it runs this file by path)."""
     worker = Worker()
-    commands: dict[str, Callable[..., dict[str, Any]]] = {
+    return {
         "versions": worker.versions,
         "tasks": worker.tasks,
         "variations": worker.variations,
         "expert": worker.expert,
         "facts": worker.facts,
     }
-    proto.write(json.dumps({"ok": True, "ready": True}) + "\n")
-    proto.flush()
-    for line in sys.stdin:
-        request = json.loads(line)
-        cmd = request.pop("cmd", "")
-        if cmd == "close":
-            break
-        try:
-            if cmd not in commands:
-                raise ValueError(f"unknown command {cmd!r}")
-            reply = {"ok": True, **encode(commands[cmd](**request))}
-        except Exception as exc:
-            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-            traceback.print_exc()
-        proto.write(json.dumps(reply) + "\n")
-        proto.flush()
-
-
-if __name__ == "__main__":
-    main()
