@@ -26,7 +26,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from metasim.errors import one_line
-from metasim.sim.refwire import decode
+from metasim.sim.refwire import decode, encode
 
 WIRE = Path(__file__).with_name("refwire.py")
 STAMP = "metasim-requirements.json"
@@ -179,10 +179,10 @@ class RefWorker:
         return dict(decode(reply))
 
     def call(self, cmd: str, **args: Any) -> dict[str, Any]:
-        """Send one request and wait for its reply."""
+        """Send one request (numpy arrays in `args` encoded) and wait for its reply."""
         if self._proc.poll() is not None or self._proc.stdin is None:
             raise self.error(f"the {self.label} worker is not running: {self._stderr_tail()}")
-        self._proc.stdin.write(json.dumps({"cmd": cmd, **args}) + "\n")
+        self._proc.stdin.write(json.dumps({"cmd": cmd, **encode(args)}) + "\n")
         self._proc.stdin.flush()
         return self._reply()
 

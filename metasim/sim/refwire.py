@@ -6,8 +6,8 @@ A worker runs as `python -P refwire.py <worker.py>`: this file loads the worker 
 path, calls its `commands()` (name -> callable) and serves them. Protocol (JSON lines): one
 request {"cmd": ..., ...} per line on stdin, one reply {"ok": true, ...} or
 {"ok": false, "error": ...} per line on the original stdout (whatever the libraries print
-goes to stderr, so it can never corrupt a reply). The first line is {"ok": true,
-"ready": true}; {"cmd": "close"} ends the loop. Arrays travel as
+goes to stderr, so it can never corrupt a reply). The first line is
+{"ok": true, "ready": true}; {"cmd": "close"} ends the loop. Arrays travel both ways as
 {"__nd__": [dtype, shape, base64 of the C-order bytes]}; never pickle.
 
 metasim's client side (`metasim.sim.refvenv`) imports `decode` from here, so the codec
@@ -65,7 +65,7 @@ def answer(commands: Commands, request: dict[str, Any]) -> dict[str, Any]:
     try:
         if cmd not in commands:
             raise ValueError(f"unknown command {cmd!r}")
-        return {"ok": True, **encode(commands[cmd](**request))}
+        return {"ok": True, **encode(commands[cmd](**decode(request)))}
     except Exception as exc:
         traceback.print_exc()
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}

@@ -120,3 +120,113 @@ class MetaWorldRef(RefWorker):
             max_steps=max_steps,
             until_success=until_success,
         )
+
+    def init_states(
+        self,
+        task: str,
+        benchmark: str = "MT50",
+        split: str = "train",
+        seed: int = 0,
+        variations: list[int] | None = None,
+    ) -> dict[str, Any]:
+        """The reset state of variations k (default [0]) of `task`: per k, a new env, the
+        k-th of the split's Tasks for that env name set (the order `expert` uses), and
+        `reset()` as the package's loop calls it. K = len(variations). Returns:
+
+        - joints: [[name, type (mjtJoint: 0 free, 2 slide, 3 hinge), nq, nv], ...] in
+          model order; qpos (K, nq), qvel (K, nv) are those joints' values concatenated.
+        - mocap_pos (K, nmocap, 3), mocap_quat (K, nmocap, 4) (w x y z, as the env left it).
+        - model: {field: {"names": [n], "rows": (n,), "values": (K, n, ...), "fresh":
+          (n, ...)}}: every numeric MjModel array (body_pos, site_pos, geom_size, eq_data,
+          ...) whose row differs, in any of the K variations, from the same task XML freshly
+          compiled by the reference's MuJoCo; rows named by element ("#<row>" for an
+          unnamed element or a field not per named element, e.g. the weld's eq_data).
+          Construction's writes count too (the env rewrites the weld's eq_data).
+        - attrs: {name: (K, ...)}: the env's numeric attributes reset wrote (e.g.
+          _target_pos, obj_init_pos, init_tcp, objHeight), where every variation has them.
+        - target_pos (K, 3) (`_target_pos`), obs (K, 39) (what reset returned),
+          tcp_center (K, 3), hand (K, 3) (the `hand` body), rand_vec (K, d), seconds (K,)
+          (construction + set_task + reset per variation), variations [k...],
+          max_path_length.
+        """
+        ks = list(variations) if variations is not None else None
+        return self.call(
+            "init_states", task=task, benchmark=benchmark, split=split, seed=seed, variations=ks
+        )
+
+    def expert_actions(self, task: str, obs: np.ndarray) -> np.ndarray:
+        """The package's own scripted policy for `task` (`ENV_POLICY_MAP[task]()`, the one
+        `expert` runs, one instance kept per task) on observations (B, 39): actions (B, 4)."""
+        rows = np.asarray(obs, dtype=np.float64).reshape(-1, 39)
+        return np.asarray(self.call("expert_actions", task=task, obs=rows)["actions"])
+
+    def rollout(
+        self,
+        task: str,
+        actions: np.ndarray,
+        *,
+        benchmark: str = "MT50",
+        split: str = "train",
+        seed: int = 0,
+        variation: int = 0,
+        camera: str | None = None,
+        size: tuple[int, int] = (480, 480),
+    ) -> dict[str, Any]:
+        """Reset variation `variation` as `init_states` does, then env.step each action
+        (T, 4), T <= max_path_length. Returns, row 0 being the reset state and row t the
+        state after step t: tcp_center (T+1, 3), hand (T+1, 3), object_pos (T+1, F, 3)
+        (the free joints' positions, names in free_joints [F]), qpos (T+1, nq), qvel
+        (T+1, nv), obs (T+1, 39) (what reset and step returned); per step: success (T,)
+        (info["success"]), contact (T,) (any contact between a geom of a body from the
+        Sawyer's xyz_base.xml and any other geom, after the step), contacts [T lists of [robot body, robot geom, other body, other geom]]
+        ("" for unnamed geoms). With `camera` the env is built with render_mode="rgb_array",
+        camera_name=camera, width, height = size, and frame (H, W, 3) uint8 is env.render()
+        right after reset, as the package returns it."""
+        acts = np.asarray(actions, dtype=np.float64).reshape(-1, 4)
+        return self.call(
+            "rollout",
+            task=task,
+            actions=acts,
+            benchmark=benchmark,
+            split=split,
+            seed=seed,
+            variation=variation,
+            camera=camera,
+            width=int(size[0]),
+            height=int(size[1]),
+        )
+
+    def evaluate(
+        self,
+        task: str,
+        states: dict[str, np.ndarray],
+        *,
+        benchmark: str = "MT50",
+        split: str = "train",
+        seed: int = 0,
+        variation: int = 0,
+    ) -> dict[str, np.ndarray]:
+        """The package's own `evaluate_state` on B given states. The env of `variation` is
+        reset once (the attributes its success reads: obj_init_pos, init_tcp, ...), then
+        per row: qpos (B, nq) and qvel (B, nv; zeros when absent) set with `set_state`
+        (mj_forward), mocap_pos (B, nmocap, 3), mocap_quat (B, nmocap, 4) and target_pos
+        (B, 3) (`_target_pos`) when given, the goal sites re-placed as `step` does, the
+        observation built with no previous frame (obs[18:36] = obs[:18], as after reset)
+        and clipped to the observation space as `step` clips it, and
+        evaluate_state(obs, zeros(4)): the zero action only enters the reward terms
+        (gripper effort), not success. Returns success (B,) and every other info key (B,),
+        reward (B,) and obs (B, 39), all float64."""
+        rows = {k: np.asarray(v, dtype=np.float64) for k, v in states.items()}
+        if "qpos" not in rows:
+            raise ValueError("evaluate needs states['qpos'] (B, nq)")
+        return dict(
+            self.call(
+                "evaluate",
+                task=task,
+                states=rows,
+                benchmark=benchmark,
+                split=split,
+                seed=seed,
+                variation=variation,
+            )
+        )
