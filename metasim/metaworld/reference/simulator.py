@@ -176,12 +176,13 @@ class MetaWorldRef(RefWorker):
         (T, 4), T <= max_path_length. Returns, row 0 being the reset state and row t the
         state after step t: tcp_center (T+1, 3), hand (T+1, 3), object_pos (T+1, F, 3)
         (the free joints' positions, names in free_joints [F]), qpos (T+1, nq), qvel
-        (T+1, nv), obs (T+1, 39) (what reset and step returned); per step: success (T,)
-        (info["success"]), contact (T,) (any contact between a geom of a body from the
-        Sawyer's xyz_base.xml and any other geom, after the step), contacts [T lists of [robot body, robot geom, other body, other geom]]
-        ("" for unnamed geoms). With `camera` the env is built with render_mode="rgb_array",
-        camera_name=camera, width, height = size, and frame (H, W, 3) uint8 is env.render()
-        right after reset, as the package returns it."""
+        (T+1, nv), obs (T+1, 39) (what reset and step returned). Per step: success (T,)
+        (info["success"]); contact (T,): any contact, after the step, between a geom of a
+        body of the Sawyer's xyz_base.xml and any other geom; contacts: T lists of
+        [robot body, robot geom, other body, other geom] ("" for an unnamed geom). With
+        `camera` the env is built with render_mode="rgb_array", camera_name=camera,
+        width, height = size, and frame (H, W, 3) uint8 is env.render() right after
+        reset, as the package returns it."""
         acts = np.asarray(actions, dtype=np.float64).reshape(-1, 4)
         return self.call(
             "rollout",
