@@ -28,8 +28,10 @@ import numpy as np
 from metasim.metaworld.reference.simulator import REQUIREMENTS, MetaWorldRef
 
 FORMAT = 1  # bump when the stored layout changes
-ARRAYS = ("qpos", "qvel", "mocap_pos", "mocap_quat", "obs", "tcp_center", "hand")
-ARRAYS += ("target_pos", "rand_vec", "seconds")
+ARRAYS = (
+    *("qpos", "qvel", "mocap_pos", "mocap_quat", "obs"),
+    *("tcp_center", "hand", "target_pos", "rand_vec", "seconds"),
+)
 
 
 @dataclass(frozen=True)
@@ -156,7 +158,8 @@ def write(states: InitStates, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz.part")
     with os.fdopen(fd, "wb") as out:
-        np.savez(out, **flat)
+        savez: Any = np.savez  # numpy's stub reads **flat as its allow_pickle flag
+        savez(out, **flat)
     os.replace(tmp, path)
 
 
