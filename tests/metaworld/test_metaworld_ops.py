@@ -11,6 +11,7 @@ import pytest
 
 from metasim.metaworld.reference import initstates
 from metasim.metaworld.reference.simulator import VENV, MetaWorldRef, MetaWorldRefError
+from metasim.metaworld.reference.sweep import reset_changes, reset_markdown
 
 PACKAGE = VENV / "lib" / "python3.11" / "site-packages" / "metaworld"
 
@@ -96,9 +97,7 @@ def test_expert_actions_drive_the_packages_own_episode(mw_ref: MetaWorldRef):
 def test_rollout_reports_positions_contacts_and_a_frame(mw_ref: MetaWorldRef):
     down = np.tile([0.0, 0.0, -1.0, -1.0], (30, 1))  # straight down, gripper open
     s = mw_ref.init_states("pick-place-v3", "MT1")
-    run = mw_ref.rollout(
-        "pick-place-v3", down, benchmark="MT1", camera="corner", size=(64, 48)
-    )
+    run = mw_ref.rollout("pick-place-v3", down, benchmark="MT1", camera="corner", size=(64, 48))
     assert run["qpos"].shape == (31, 16) and run["success"].shape == (30,)
     assert run["free_joints"] == ["objjoint"] and run["object_pos"].shape == (31, 1, 3)
     np.testing.assert_allclose(run["object_pos"][0, 0], s["attrs"]["obj_init_pos"][0])
@@ -125,3 +124,11 @@ def test_evaluate_agrees_with_the_steps_success(mw_ref: MetaWorldRef):
     np.testing.assert_allclose(got["obs"][:, :18], run["obs"][1:, :18], atol=1e-12)
     with pytest.raises(ValueError, match="qpos"):
         mw_ref.evaluate("reach-v3", {"qvel": run["qvel"]})
+
+
+def test_reset_changes_table_names_what_reset_writes(mw_ref: MetaWorldRef):
+    result = reset_changes(mw_ref, "MT1", variations=2, shown=2, tasks=["door-open-v3"])
+    row = result["tasks"]["door-open-v3"]
+    assert "body_pos: door" in row["model"] and "site_pos: goal" in row["model"]
+    assert "_target_pos" in row["attrs"] and row["per_variation"] > 0
+    assert "| door-open-v3 | body_pos: door;" in reset_markdown(result)

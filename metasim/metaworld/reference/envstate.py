@@ -74,7 +74,12 @@ def changed_rows(fresh: Any, live: Any) -> dict[str, np.ndarray]:
         a, b = getattr(fresh, field), np.asarray(getattr(live, field))
         if a.shape != b.shape or not a.size:
             continue
-        rows = np.flatnonzero(np.any((a != b).reshape(len(a), -1), axis=1))
+        differ = a != b
+        if (
+            a.dtype.kind == "f"
+        ):  # NaN in both (e.g. a degenerate mesh polygon's normal) is no change
+            differ &= ~(np.isnan(a) & np.isnan(b))
+        rows = np.flatnonzero(np.any(differ.reshape(len(a), -1), axis=1))
         if rows.size:
             out[field] = rows
     return out
