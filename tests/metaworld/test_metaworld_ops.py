@@ -52,6 +52,8 @@ def test_init_states_reproduce_the_reset_in_metasims_mujoco(mw_ref: MetaWorldRef
         np.testing.assert_allclose(tcp, s["tcp_center"][k], atol=1e-9)
         np.testing.assert_allclose(d.body("hand").xpos, s["hand"][k], atol=1e-9)
         np.testing.assert_allclose(d.body("hand").xpos, s["obs"][k, :3], atol=1e-9)
+    with pytest.raises(MetaWorldRefError, match="at least one"):
+        mw_ref.init_states(task, "MT1", variations=[])
     start = mw_ref.rollout(task, np.zeros((0, 4)), benchmark="MT1", variation=3)
     np.testing.assert_array_equal(start["qpos"][0], s["qpos"][1])  # one reset, both ops
 

@@ -176,6 +176,8 @@ class Worker:
         format): a new env per variation, set_task, reset(), as `expert` does."""
         es = _envstate()
         ks = [int(k) for k in (variations if variations is not None else [0])]
+        if not ks:
+            raise ValueError("variations must name at least one variation index")
         rows, lives, sets = [], [], []
         for k in ks:
             start = time.perf_counter()
