@@ -50,6 +50,18 @@ class BackendHandler(NativeHandler):
             self._state[:] = batch.read_state(self._wm, self._wd, self._nstate, self.num_envs)
         self._run(self._load, range(self.num_envs))  # host kinematics from the new rows
 
+    def _set_mocap(self, ids: np.ndarray, pos: np.ndarray, quat: np.ndarray | None) -> None:
+        """Write the targets into the host rows (as natively), then every world's mocap
+        arrays on the device (float32) from those rows."""
+        super()._set_mocap(ids, pos, quat)
+        b, n, lay = self.num_envs, self.model.nmocap, self._layout
+        with wp.ScopedDevice(self.device):
+            rows = self._state[:, lay["mocap_pos"]].reshape(b, n, 3)
+            self._wd.mocap_pos.assign(rows.astype(np.float32))
+            if quat is not None:
+                rows = self._state[:, lay["mocap_quat"]].reshape(b, n, 4)
+                self._wd.mocap_quat.assign(rows.astype(np.float32))
+
     def _reset(self, env_ids: np.ndarray, state: SimState) -> None:
         super()._reset(env_ids, state)  # host rows and kinematics
         if not hasattr(self, "_wd"):
