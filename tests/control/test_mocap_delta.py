@@ -160,3 +160,44 @@ def test_mjx_matches_native(mocap_scene):
             atol=1e-6,
         )
     print(f"mjx vs native: {time.perf_counter() - t0:.1f} s")
+
+
+def test_the_descriptor_of_a_mocap_robot(mocap_scene):
+    robot = mocap_scene.robot
+    assert robot.control == "mocap" and robot.arm_actuators == ()
+    assert robot.mocap is not None and robot.mocap.body == "mocap" and robot.mocap.scale == 0.01
+    assert robot.gripper is not None
+    assert robot.gripper.drives() == (("r_close", "l_close"), (-1.0, 1.0), (1.0, -1.0))
+    assert len(mocap_scene.index.arm_act) == 0 and len(mocap_scene.index.arm_qpos) == 3
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (("mocap:\n  body: mocap", "mocap_block:\n  body: mocap"), "needs a mocap:"),
+        (("low: [-0.2, 0.45, 0.1]", "low: [-0.2, 0.45]"), r"mocap.low: expected a list of 3"),
+        (("low: [-0.2, 0.45, 0.1]", "low: [0.3, 0.45, 0.1]"), "exceeds high"),
+        (("home: [0.0, 0.0, 0.0]", "home: [0.0]"), "one value per arm joint"),
+        (("open_ctrl: [-1, 1]", "open_ctrl: [-1, 1, 0]"), r"gripper.open_ctrl: expected one"),
+    ],
+)
+def test_bad_mocap_descriptors_are_refused(tmp_path, edit, message):
+    from metasim.scene.robots import RobotError, resolve_robot
+
+    folder = SCENE.parent
+    text = (folder / "robot.yaml").read_text()
+    assert edit[0] in text
+    (tmp_path / "robot.yaml").write_text(
+        text.replace(edit[0], edit[1]).replace("robot.xml", str(folder / "robot.xml"))
+    )
+    with pytest.raises(RobotError, match=message):
+        resolve_robot("mjcf:robot.yaml", tmp_path)
+
+
+def test_a_mocap_body_that_is_not_a_mocap_is_refused(tmp_path):
+    folder = SCENE.parent
+    robot = (folder / "robot.yaml").read_text().replace("body: mocap", "body: hand")
+    (tmp_path / "robot.yaml").write_text(robot.replace("robot.xml", str(folder / "robot.xml")))
+    (tmp_path / "scene.yaml").write_text(SCENE.read_text())
+    with pytest.raises(ValueError, match="'hand' is not a mocap body"):
+        ActionController(compile_file(tmp_path / "scene.yaml"), "mocap_delta")
