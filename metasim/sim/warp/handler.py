@@ -5,7 +5,9 @@ The physics runs in MuJoCo Warp (float32). The handler API around it is the nati
 backend's: the host keeps each env's flat `mjSTATE_INTEGRATION` row (read back from the
 device after every control step) and computes the observables (kinematics, site
 Jacobians) and camera images from it with native MuJoCo, so what the env reads is
-derived exactly as on the native backend. Per-env model edits are not supported yet.
+derived exactly as on the native backend. Mocap targets (`set_mocap`) go into the
+host rows and, at once, into every world's mocap arrays on the device. Per-env model
+edits are not supported yet.
 """
 
 from __future__ import annotations
