@@ -254,6 +254,9 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         kin = self.handler.kinematics()
         jac = self.handler.site_jacobian(self.compiled.index.ee_site)
         self._ctrl = self.controller.to_ctrl(actions, kin, jac, self._ctrl)
+        mocap = self.controller.mocap  # mocap-driven arms: targets before the substeps
+        if mocap is not None:
+            self.handler.set_mocap(mocap.pos, mocap.quat, mocap.ids)
         self.handler.step(self._ctrl, self.controller.substep)
         kin = self.handler.kinematics()
         self._steps += 1

@@ -3,6 +3,9 @@
 A robot is an MJCF file plus a `RobotDescriptor`: which joints form the arm, which
 actuator drives the gripper and what its control values mean, which site is the end
 effector, where a wrist camera mounts. Built-in robots keep both in `assets/robots/<name>/`.
+A robot whose hand follows a mocap body (`control: mocap`, Meta-World's Sawyer) names
+that body and its workspace box (`MocapInfo`); its arm joints may be passive (no
+actuators).
 """
 
 from __future__ import annotations
@@ -34,6 +37,33 @@ class GripperInfo:
     closed_ctrl: float
     max_width: float
     init_qpos: tuple[float, ...] | None = None  # finger joints where the robot's reset puts them
+    # A gripper driven by several actuators (Meta-World's Sawyer: one position actuator per
+    # finger): all of them, with each one's open and closed ctrl; `actuator`, `open_ctrl`
+    # and `closed_ctrl` are the first one's. Empty: the one `actuator`.
+    actuators: tuple[str, ...] = ()
+    open_ctrls: tuple[float, ...] = ()
+    closed_ctrls: tuple[float, ...] = ()
+
+    def drives(self) -> tuple[tuple[str, ...], tuple[float, ...], tuple[float, ...]]:
+        """(actuator names, open ctrl of each, closed ctrl of each), one or more."""
+        if not self.actuators:
+            return (self.actuator,), (self.open_ctrl,), (self.closed_ctrl,)
+        return self.actuators, self.open_ctrls, self.closed_ctrls
+
+
+@dataclass(frozen=True)
+class MocapInfo:
+    """The mocap body a `control: mocap` robot's hand is welded to (a body of the robot's
+    MJCF with mocap="true"), and how `mocap_delta` actions move it: the target moves by
+    `scale` metres per unit action from where it is, then is clipped to the box
+    [low, high] (world frame, m); `quat` (w, x, y, z), when given, is written as the
+    target's orientation every control step (Meta-World writes (1, 0, 1, 0))."""
+
+    body: str
+    low: tuple[float, float, float]
+    high: tuple[float, float, float]
+    scale: float
+    quat: tuple[float, float, float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -57,12 +87,14 @@ class RobotDescriptor:
     wrist_camera: WristMount | None = None
     extra_sites: dict[str, tuple[str, tuple[float, float, float]]] = field(default_factory=dict)
     # `position`: the arm's actuators track joint targets (ee_delta / joint_pos through IK);
-    # `osc_pose`: they are torque motors driven by operational-space control (LIBERO).
-    control: Literal["position", "osc_pose"] = "position"
+    # `osc_pose`: they are torque motors driven by operational-space control (LIBERO);
+    # `mocap`: the hand is welded to a mocap body (`mocap`) moved once per control step.
+    control: Literal["position", "osc_pose", "mocap"] = "position"
     hand_body: str | None = None  # the body whose orientation is reported as the hand's
+    mocap: MocapInfo | None = None
 
 
-CONTROLS = ("position", "osc_pose")
+CONTROLS = ("position", "osc_pose", "mocap")
 
 
 def _descriptor_from_yaml(name: str, path: Path) -> RobotDescriptor:
@@ -70,26 +102,24 @@ def _descriptor_from_yaml(name: str, path: Path) -> RobotDescriptor:
     control = raw.get("control", "position")
     if control not in CONTROLS:
         raise RobotError(f"{path}: control: expected one of {CONTROLS}, got {control!r}")
-    grip = raw.get("gripper")
     wrist = raw.get("wrist_camera")
+    arm_joints = tuple(raw.get("arm_joints", ()))
+    home = tuple(float(x) for x in raw.get("home", ()))
+    if len(home) != len(arm_joints):
+        raise RobotError(
+            f"{path}: home: expected one value per arm joint ({len(arm_joints)}), got {len(home)}"
+        )
+    if control == "mocap" and "mocap" not in raw:
+        raise RobotError(f"{path}: control: mocap needs a mocap: {{body, low, high, scale}} block")
     return RobotDescriptor(
         name=name,
         mjcf=(path.parent / raw["mjcf"]).resolve(),
         base_body=raw["base_body"],
-        arm_joints=tuple(raw["arm_joints"]),
-        arm_actuators=tuple(raw["arm_actuators"]),
-        home=tuple(float(x) for x in raw["home"]),
+        arm_joints=arm_joints,
+        arm_actuators=tuple(raw.get("arm_actuators", ())),
+        home=home,
         ee_site=raw["ee_site"],
-        gripper=GripperInfo(
-            actuator=grip["actuator"],
-            joints=tuple(grip["joints"]),
-            open_ctrl=float(grip["open_ctrl"]),
-            closed_ctrl=float(grip["closed_ctrl"]),
-            max_width=float(grip["max_width"]),
-            init_qpos=tuple(float(x) for x in grip["init_qpos"]) if "init_qpos" in grip else None,
-        )
-        if grip
-        else None,
+        gripper=_gripper_from_yaml(raw["gripper"], path) if raw.get("gripper") else None,
         wrist_camera=WristMount(
             body=wrist["body"],
             pos=tuple(wrist["pos"]),
@@ -98,8 +128,65 @@ def _descriptor_from_yaml(name: str, path: Path) -> RobotDescriptor:
         )
         if wrist
         else None,
-        control=cast(Literal["position", "osc_pose"], control),
+        control=cast(Literal["position", "osc_pose", "mocap"], control),
         hand_body=raw.get("hand_body"),
+        mocap=_mocap_from_yaml(raw["mocap"], path) if raw.get("mocap") else None,
+    )
+
+
+def _gripper_from_yaml(grip: dict[str, Any], path: Path) -> GripperInfo:
+    """`actuator: name` with scalar open/closed ctrl, or `actuators: [a, b, ...]` with
+    `open_ctrl` / `closed_ctrl` one value per actuator (or one for all)."""
+    acts = tuple(grip["actuators"]) if "actuators" in grip else (grip["actuator"],)
+
+    def per_actuator(key: str) -> tuple[float, ...]:
+        value = grip[key]
+        values = tuple(float(v) for v in value) if isinstance(value, list) else (float(value),)
+        if len(values) == 1:
+            values = values * len(acts)
+        if len(values) != len(acts):
+            raise RobotError(
+                f"{path}: gripper.{key}: expected one value per actuator ({len(acts)}), "
+                f"got {len(values)}"
+            )
+        return values
+
+    opens, closes = per_actuator("open_ctrl"), per_actuator("closed_ctrl")
+    init = grip.get("init_qpos")
+    return GripperInfo(
+        actuator=acts[0],
+        joints=tuple(grip["joints"]),
+        open_ctrl=opens[0],
+        closed_ctrl=closes[0],
+        max_width=float(grip["max_width"]),
+        init_qpos=tuple(float(x) for x in init) if init is not None else None,
+        actuators=acts if "actuators" in grip else (),
+        open_ctrls=opens if "actuators" in grip else (),
+        closed_ctrls=closes if "actuators" in grip else (),
+    )
+
+
+def _mocap_from_yaml(raw: dict[str, Any], path: Path) -> MocapInfo:
+    """The `mocap:` block: body, low (3), high (3), scale, optional quat (4)."""
+
+    def vec(key: str, n: int) -> tuple[float, ...]:
+        value = raw.get(key)
+        if not isinstance(value, list) or len(value) != n:
+            raise RobotError(f"{path}: mocap.{key}: expected a list of {n} numbers, got {value!r}")
+        return tuple(float(v) for v in value)
+
+    if "body" not in raw or "scale" not in raw:
+        raise RobotError(f"{path}: mocap: needs body, low, high and scale")
+    low, high = vec("low", 3), vec("high", 3)
+    if any(lo > hi for lo, hi in zip(low, high, strict=True)):
+        raise RobotError(f"{path}: mocap: low {low} exceeds high {high}")
+    quat = vec("quat", 4) if "quat" in raw else None
+    return MocapInfo(
+        body=str(raw["body"]),
+        low=cast(tuple[float, float, float], low),
+        high=cast(tuple[float, float, float], high),
+        scale=float(raw["scale"]),
+        quat=cast(tuple[float, float, float, float] | None, quat),
     )
 
 

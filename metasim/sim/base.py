@@ -98,7 +98,8 @@ class Handler(ABC):
 
     `supports_substep`: whether `step` can run a host controller every physics substep
     (torque control such as `osc_pose`); `track_contacts`: set it to have `contacts()`
-    report each env's active contacts after every step and reset.
+    report each env's active contacts after every step and reset. `set_mocap` moves
+    mocap bodies between control steps (mocap-driven arms such as Meta-World's).
 
     Every backend's constructor takes `nthread` (threads stepping the envs; None: the
     backend's default) and sets `self.nthread` to what it uses (1 where the device
@@ -143,6 +144,38 @@ class Handler(ABC):
                 f"the {type(self).__module__.split('.')[-2]} backend cannot run a controller "
                 "every physics substep (torque control such as osc_pose); use backend=mujoco"
             )
+
+    def set_mocap(
+        self,
+        pos: np.ndarray,
+        quat: np.ndarray | None = None,
+        mocap_ids: np.ndarray | Sequence[int] | None = None,
+    ) -> None:
+        """Set every env's mocap targets for the coming `step`s: pos (B, k, 3), quat
+        (B, k, 4) (w, x, y, z; None keeps the orientations) of the mocap bodies with mocap
+        ids `mocap_ids` (k,) (default all, k = nmocap). Written into the state before the
+        physics substeps (as a mocap-driven env writes `data.mocap_pos` before its
+        `mj_step`s); `kinematics()` shows them after the next step, `get_state()` at once."""
+        m = self.model
+        ids = np.arange(m.nmocap) if mocap_ids is None else np.asarray(mocap_ids, dtype=np.int64)
+        if len(ids) and (ids.min() < 0 or ids.max() >= m.nmocap):
+            raise ValueError(f"mocap ids must be in [0, {m.nmocap}), got {ids.tolist()}")
+        pos = np.asarray(pos, dtype=np.float64)
+        if pos.shape != (self.num_envs, len(ids), 3):
+            raise ValueError(f"mocap pos must be {(self.num_envs, len(ids), 3)}, got {pos.shape}")
+        if quat is not None:
+            quat = np.asarray(quat, dtype=np.float64)
+            if quat.shape != (self.num_envs, len(ids), 4):
+                raise ValueError(
+                    f"mocap quat must be {(self.num_envs, len(ids), 4)}, got {quat.shape}"
+                )
+        self._set_mocap(ids, pos, quat)
+
+    def _set_mocap(self, ids: np.ndarray, pos: np.ndarray, quat: np.ndarray | None) -> None:
+        raise UnsupportedScene(
+            f"the {type(self).__module__.split('.')[-2]} backend cannot move mocap bodies "
+            "(mocap_delta actions); use backend=mujoco"
+        )
 
     def contacts(self) -> list[np.ndarray]:
         """Per env, the (n, 2) geom ids of the active contacts (with `track_contacts`)."""

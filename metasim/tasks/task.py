@@ -70,7 +70,8 @@ class TaskRuntime:
             arm = idx.home + rng.uniform(-noise, noise, size=idx.home.shape)
             arm = np.clip(arm, idx.arm_range[:, 0], idx.arm_range[:, 1])
             state.qpos[row, idx.arm_qpos] = arm
-            state.ctrl[row, idx.arm_act] = arm
+            if len(idx.arm_act):  # a mocap-driven robot's arm joints are passive
+                state.ctrl[row, idx.arm_act] = arm
             if grip is not None:
                 g = scene.robot.gripper_init
                 ctrl = grip.closed_ctrl + g * (grip.open_ctrl - grip.closed_ctrl)

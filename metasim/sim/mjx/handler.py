@@ -98,6 +98,15 @@ class BackendHandler(Handler):
     def _step(self, ctrl: np.ndarray) -> None:
         self._take(*self._step_fn(self._mx, self._data, jnp.asarray(ctrl)))
 
+    def _set_mocap(self, ids: np.ndarray, pos: np.ndarray, quat: np.ndarray | None) -> None:
+        """Replace the targets in the batched data on the device (the next `_step_fn`
+        reads them in every substep)."""
+        d = self._data
+        new = {"mocap_pos": d.mocap_pos.at[:, ids].set(jnp.asarray(pos))}
+        if quat is not None:
+            new["mocap_quat"] = d.mocap_quat.at[:, ids].set(jnp.asarray(quat))
+        self._data = d.replace(**new)
+
     def _reset(self, env_ids: np.ndarray, state: SimState) -> None:
         b = self.num_envs
         current = self._get_state()

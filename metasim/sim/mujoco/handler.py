@@ -231,6 +231,19 @@ class BackendHandler(Handler):
             self._keep_step_poses(i, self._env_views[i])
             self._refresh_from(i, d, self._env_views[i])
 
+    def _mocap_columns(self, field: str, ids: np.ndarray, width: int) -> np.ndarray:
+        """Columns (k * width,) of the flat state rows that hold `field` of mocap `ids`."""
+        start = self._layout[field].start
+        return (start + width * ids[:, None] + np.arange(width)).ravel()
+
+    def _set_mocap(self, ids: np.ndarray, pos: np.ndarray, quat: np.ndarray | None) -> None:
+        """Write the targets into every env's state row (one vectorised write; `_work`
+        loads the rows before the substeps)."""
+        b = self.num_envs
+        self._state[:, self._mocap_columns("mocap_pos", ids, 3)] = pos.reshape(b, -1)
+        if quat is not None:
+            self._state[:, self._mocap_columns("mocap_quat", ids, 4)] = quat.reshape(b, -1)
+
     def contacts(self) -> list[np.ndarray]:
         if not self.track_contacts:
             raise ValueError("contacts are reported only with track_contacts set")

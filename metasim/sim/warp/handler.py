@@ -5,7 +5,9 @@ The physics runs in MuJoCo Warp (float32). The handler API around it is the nati
 backend's: the host keeps each env's flat `mjSTATE_INTEGRATION` row (read back from the
 device after every control step) and computes the observables (kinematics, site
 Jacobians) and camera images from it with native MuJoCo, so what the env reads is
-derived exactly as on the native backend. Per-env model edits are not supported yet.
+derived exactly as on the native backend. Mocap targets (`set_mocap`) go into the
+host rows and, at once, into every world's mocap arrays on the device. Per-env model
+edits are not supported yet.
 """
 
 from __future__ import annotations
@@ -49,6 +51,18 @@ class BackendHandler(NativeHandler):
                 mjw.step(self._wm, self._wd)
             self._state[:] = batch.read_state(self._wm, self._wd, self._nstate, self.num_envs)
         self._run(self._load, range(self.num_envs))  # host kinematics from the new rows
+
+    def _set_mocap(self, ids: np.ndarray, pos: np.ndarray, quat: np.ndarray | None) -> None:
+        """Write the targets into the host rows (as natively), then every world's mocap
+        arrays on the device (float32) from those rows."""
+        super()._set_mocap(ids, pos, quat)
+        b, n, lay = self.num_envs, self.model.nmocap, self._layout
+        with wp.ScopedDevice(self.device):
+            rows = self._state[:, lay["mocap_pos"]].reshape(b, n, 3)
+            self._wd.mocap_pos.assign(rows.astype(np.float32))
+            if quat is not None:
+                rows = self._state[:, lay["mocap_quat"]].reshape(b, n, 4)
+                self._wd.mocap_quat.assign(rows.astype(np.float32))
 
     def _reset(self, env_ids: np.ndarray, state: SimState) -> None:
         super()._reset(env_ids, state)  # host rows and kinematics
