@@ -32,6 +32,21 @@ FRAME = 18  # observation[0:18]: one frame (hand, gripper, objects)
 OBS_DIM = 39
 HAND_LOW = np.array([-0.525, 0.348, -0.0525])
 HAND_HIGH = np.array([0.525, 1.025, 0.7])
+# Tasks whose reset observation the package reads before the reset's last kinematics
+# (measured against the package on 3 variations each; see `PrevFrames`): window-close
+# sets the window's slide joint and body after the last forward (0.2 m on the handle);
+# the others leave positions from the start of `_reset_hand`'s last substep (<= 3e-4 m).
+RESET_FRAME_STALE = frozenset(
+    {
+        "dial-turn-v3",
+        "door-lock-v3",
+        "drawer-open-v3",
+        "faucet-open-v3",
+        "lever-pull-v3",
+        "window-close-v3",
+        "window-open-v3",
+    }
+)
 
 
 def _objects_of(task: str) -> tuple:
@@ -84,26 +99,41 @@ def clip_observation(task: str, obs: np.ndarray, partially_observable: bool = Fa
 
 class PrevFrames:
     """The per-env previous-frame bookkeeping of a batch: `observe` returns each env's
-    observation and keeps its frame for the next step; `reset(env_ids)` marks envs whose
-    next observation is a reset's (previous frame = current, unclipped, as `reset`
-    returns it)."""
+    observation and keeps its frame for the next step; `reset(env_ids, frames)` marks
+    envs whose next observation is a reset's: as `reset` returns it, unclipped, previous
+    frame = current frame.
+
+    The package reads its reset observation before the reset's last kinematics are
+    recomputed in some tasks (after `_reset_hand`'s last `mj_step`, whose positions are
+    those at the start of its last substep, or after moving a fixture body in the model:
+    `RESET_FRAME_STALE`), so that frame is not a function of the reset state. Pass the
+    package's own reset frame (recorded from the reference with the initial state) as
+    `frames` to reproduce its first two observations exactly; without it the reset
+    frame is the state's (the frame the package's next reset-free read would give)."""
 
     def __init__(self, task: str, num_envs: int, partially_observable: bool = False) -> None:
         _objects_of(task)
         self.task, self.partially_observable = task, partially_observable
         self.prev = np.zeros((num_envs, FRAME))
         self.fresh = np.ones(num_envs, dtype=bool)
+        self.given = np.zeros(num_envs, dtype=bool)
 
-    def reset(self, env_ids: np.ndarray | list[int]) -> None:
-        self.fresh[np.asarray(env_ids, dtype=int)] = True
+    def reset(self, env_ids: np.ndarray | list[int], frames: np.ndarray | None = None) -> None:
+        """Mark `env_ids` reset; frames (len(env_ids), 18): their package reset frames."""
+        ids = np.asarray(env_ids, dtype=int)
+        self.fresh[ids] = True
+        self.given[ids] = frames is not None
+        if frames is not None:
+            self.prev[ids] = np.asarray(frames, dtype=np.float64).reshape(len(ids), FRAME)
 
     def observe(self, state: MwState) -> np.ndarray:
         """(B, 39): reset envs as `reset` returns them, the others as `step` does."""
         cur = frame(self.task, state)
+        cur[self.given] = self.prev[self.given]  # a reset's frame given by the caller
         prev = np.where(self.fresh[:, None], cur, self.prev)
         goal = np.zeros_like(state.target) if self.partially_observable else state.target
         raw = np.concatenate([cur, prev, goal], axis=1)
         obs = clip_observation(self.task, raw, self.partially_observable)
         obs[self.fresh] = raw[self.fresh]
-        self.prev, self.fresh[:] = cur, False
+        self.prev, self.fresh[:], self.given[:] = cur, False, False
         return obs

@@ -72,8 +72,19 @@ def compiled(xml: str, prefix: str) -> mujoco.MjModel:
     return spec.compile()
 
 
-def episode_model(meta: dict, prefix: str) -> mujoco.MjModel:
-    """A copy of the task's model with the reference reset's model edits written in."""
+WHOLE = ("body_pos", "body_quat", "site_pos", "site_quat", "geom_pos", "geom_quat")
+
+
+def compile_gaps(model: mujoco.MjModel, meta: dict, arrays: dict) -> dict[str, float]:
+    """Per field of WHOLE, the largest |metasim's compiled value - the reference's| (the
+    reference's after its reset, whose edits are written into `model` first)."""
+    key = f"{meta['task']}/{meta['episode']}/model_"
+    return {f: float(np.abs(getattr(model, f) - arrays[key + f]).max()) for f in WHOLE}
+
+
+def episode_model(meta: dict, prefix: str, arrays: dict | None = None) -> mujoco.MjModel:
+    """A copy of the task's model with the reference reset's model edits written in and,
+    with `arrays`, the reference model's body/site/geom frames (WHOLE) too."""
     model = copy.copy(compiled(meta["xml"], prefix))
     robot = sawyer_names(meta["xml"])
     for edit in meta["edits"]:
@@ -87,19 +98,28 @@ def episode_model(meta: dict, prefix: str) -> mujoco.MjModel:
         assert i >= 0, f"no element {name!r} for {edit['field']}"
         value = np.asarray(edit["value"])
         getattr(model, edit["field"])[i, : len(value)] = value  # MuJoCo 4's eq_data: 12 wide
+    key = f"{meta['task']}/{meta['episode']}/model_"
+    for field in WHOLE if arrays is not None else ():
+        getattr(model, field)[:] = arrays[key + field]
     return model
 
 
 @dataclass
 class Replay:
-    """One episode replayed: the reference's and metasim's success (T,) (the reset row
-    excluded) and observations (T + 1, 39)."""
+    """One episode replayed: the reference's and metasim's success (T,) and observations
+    (T, 39) of the steps (the reset row apart: the package does not evaluate its success,
+    and its observation can be read before the reset's last kinematics, `reset_gap`);
+    the step after the reset is given the package's reset frame as its previous frame.
+    reset_gap: max |metasim's reset observation - the package's|; compile_gap: per model
+    field, max |metasim's compiled value - the reference's| (see `compile_gaps`)."""
 
     task: str
     ref_success: np.ndarray
     success: np.ndarray
     ref_obs: np.ndarray
     obs: np.ndarray
+    reset_gap: float
+    compile_gap: dict[str, float]
 
 
 def kinematics(model: mujoco.MjModel, rows: dict[str, np.ndarray], touch: str | None, prefix: str):
@@ -127,25 +147,30 @@ def kinematics(model: mujoco.MjModel, rows: dict[str, np.ndarray], touch: str | 
     return kin, np.array(touching)
 
 
-def replay(meta: dict, arrays: dict[str, np.ndarray], prefix: str) -> Replay:
+def replay(meta: dict, arrays: dict[str, np.ndarray], prefix: str, whole: bool = True) -> Replay:
+    """Replays episode `meta`; `whole`: with the reference's body/site/geom frames
+    written into the model (False: metasim's own compile of them)."""
     task, k = meta["task"], meta["episode"]
-    rows = {f: arrays[f"{task}/{k}/{f}"] for f in ("qpos", "qvel", "mocap_pos", "mocap_quat")}
-    rows.update({f: arrays[f"{task}/{k}/{f}"] for f in ("ctrl", "qacc_warmstart")})
-    model = episode_model(meta, prefix)
+    fields = ("qpos", "qvel", "mocap_pos", "mocap_quat", "ctrl", "qacc_warmstart")
+    rows = {f: arrays[f"{task}/{k}/{f}"] for f in fields}
+    own = episode_model(meta, prefix)
+    model = episode_model(meta, prefix, arrays) if whole else own
     touch = "objGeom" if task == "stick-push-v3" else None
     kin, touching = kinematics(model, rows, touch, prefix)
     n = len(kin.qpos)
     first = Kinematics(*(np.repeat(a[:1], n, axis=0) for a in vars(kin).values()))
     target = np.tile(np.asarray(meta["target"]), (n, 1))
     state = MwState(model, kin, target, init=first, touching=touching, robot_prefix=prefix)
+    ref_obs = arrays[f"{task}/{k}/obs"]
     frames = frame(task, state)
-    prev = np.concatenate([frames[:1], frames[:-1]])
-    obs = observation(task, state, prev)
-    obs[0] = observation(task, state, None, clip=False)[0]
+    prev = np.concatenate([ref_obs[:1, :18], ref_obs[:1, :18], frames[1:-1]])
+    at_reset = observation(task, state, None, clip=False)[0]
     return Replay(
         task,
         arrays[f"{task}/{k}/success"][1:].astype(bool),
         success(task, state)[1:],
-        arrays[f"{task}/{k}/obs"],
-        obs,
+        ref_obs[1:],
+        observation(task, state, prev)[1:],
+        float(np.abs(at_reset - ref_obs[0]).max()),
+        compile_gaps(own, meta, arrays),
     )

@@ -16,7 +16,8 @@ Writes OUT_DIR/probe.json (per episode: task, xml path, `_target_pos`, goal spac
 element name, against a fresh compile of the same XML) and OUT_DIR/probe.npz (per episode
 "<task>/<k>/<field>", rows = the reset state then every step: qpos, qvel, mocap_pos,
 mocap_quat, ctrl, qacc_warmstart, obs (39), success (-1 on the reset row, which the
-package does not evaluate, else info["success"])).
+package does not evaluate, else info["success"]); and "<task>/<k>/model_<field>" the
+whole of the model's body/site/geom pos and quat after the reset).
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ def model_edits(env: Any) -> list[dict[str, Any]]:
             name = mujoco.mj_id2name(env.model, obj, int(i)) or f"#{int(i)}"
             out.append({"field": field, "name": name, "value": now[i].tolist()})
     return out
+
+
+# Model fields recorded whole after reset, so that a replay can use the reference's
+# compiled model values (MuJoCo versions compile some, e.g. mesh geoms' frames, apart).
+WHOLE = ("body_pos", "body_quat", "site_pos", "site_quat", "geom_pos", "geom_quat")
 
 
 def snapshot(env: Any) -> dict[str, np.ndarray]:
@@ -132,6 +138,7 @@ def probe_task(task: str, episodes: int, steps: int, seed: int) -> list[tuple[di
             env.seed(seed + k)
             actor = Actor(task, k % 3, np.random.default_rng([seed, k]))
             arrays = episode(env, actor, steps)
+            arrays.update({f"model_{f}": getattr(env.model, f).copy() for f in WHOLE})
             out.append((episode_meta(env, task, k), arrays))
         finally:
             env.close()
