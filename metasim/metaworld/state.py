@@ -15,9 +15,9 @@ substeps, then `mj_forward`): the handler's `kinematics()` after a step, not the
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cache
 
 import mujoco
 import numpy as np
@@ -37,11 +37,19 @@ class UnknownElement(KeyError):
 
 class Ids:
     """Name -> id of one model's bodies, sites, joints (qpos address) and geoms, looked
-    up on first use and kept (one `Ids` per (model, prefix): `ids_of`)."""
+    up on first use and kept (one `Ids` per (model, prefix): `ids_of`). Holds the model
+    weakly, so that the cache does not keep models alive."""
 
     def __init__(self, model: mujoco.MjModel, robot_prefix: str) -> None:
-        self.model, self.robot_prefix = model, robot_prefix
+        self._model = weakref.ref(model)
+        self.robot_prefix = robot_prefix
         self._cache: dict[tuple[mujoco.mjtObj, str], int] = {}
+
+    @property
+    def model(self) -> mujoco.MjModel:
+        model = self._model()
+        assert model is not None, "the model of these ids is gone"
+        return model
 
     def find(self, kind: mujoco.mjtObj, name: str) -> int:
         key = (kind, name)
@@ -57,14 +65,15 @@ class Ids:
         return int(self.model.jnt_qposadr[self.find(mujoco.mjtObj.mjOBJ_JOINT, joint)])
 
 
-@cache
-def _ids(model: mujoco.MjModel, robot_prefix: str) -> Ids:
-    return Ids(model, robot_prefix)
+_IDS: weakref.WeakKeyDictionary[mujoco.MjModel, dict[str, Ids]] = weakref.WeakKeyDictionary()
 
 
 def ids_of(model: mujoco.MjModel, robot_prefix: str = ROBOT_PREFIX) -> Ids:
-    """The (cached) name resolver of `model` (models are hashed by identity)."""
-    return _ids(model, robot_prefix)
+    """The (cached, per model object and prefix) name resolver of `model`."""
+    per_model = _IDS.setdefault(model, {})
+    if robot_prefix not in per_model:
+        per_model[robot_prefix] = Ids(model, robot_prefix)
+    return per_model[robot_prefix]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ radius of the goal, over some axes, sometimes scaled per axis (`Near`). The rest
 their own check: a joint angle (lever-pull), a joint position (hammer), a height
 (disassemble), the peg's funnel (assembly), the stick in the handle (stick-pull), and a
 grasp, i.e. contact, with the push (stick-push). The package computes success from the
-clipped observation, but only from its object part, which is never clipped.
+clipped observation, but only from parts the clip cannot change (objects are unbounded,
+the gripper distance already lies in [0, 1]).
 """
 
 from __future__ import annotations

@@ -145,6 +145,15 @@ def test_partially_observable_zeroes_only_the_goal(ci_probe) -> None:
     np.testing.assert_array_equal(hidden[:, :36], shown[:, :36])
 
 
+def test_stick_start_is_the_reset_state(ci_probe) -> None:
+    """stick-push's `stick_init_pos` is the stick body's position in the episode's first
+    kinematics (what `MwState.init` carries)."""
+    metas, arrays = ci_probe
+    for meta in (m for m in metas if m["task"] == "stick-push-v3"):
+        first = _row_states(meta, arrays)[0]
+        np.testing.assert_allclose(first.body_pos("stick")[0], meta["stick_init_pos"], atol=1e-12)
+
+
 def test_stick_push_refuses_a_state_without_contacts(ci_probe) -> None:
     metas, arrays = ci_probe
     meta = next(m for m in metas if m["task"] == "stick-push-v3")
