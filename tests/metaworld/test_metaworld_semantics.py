@@ -135,6 +135,21 @@ def _row_states(meta: dict, arrays: dict) -> list[MwState]:
     ]
 
 
+@pytest.mark.parametrize("task", ["door-open-v3", "stick-pull-v3"])
+def test_a_row_alone_gives_the_same_bits_as_in_a_batch(ci_probe, task: str) -> None:
+    """An env's observation and success do not depend on which envs share its batch (an
+    expert's actions would otherwise depend on num_envs)."""
+    metas, arrays = ci_probe
+    meta = next(m for m in metas if m["task"] == task)
+    singles = _row_states(meta, arrays)
+    fields = list(vars(singles[0].kin))
+    kin = Kinematics(*(np.concatenate([getattr(s.kin, f) for s in singles]) for f in fields))
+    batch = MwState(singles[0].model, kin, np.repeat(singles[0].target, len(singles), axis=0))
+    alone = np.concatenate([observation(task, s, None) for s in singles])
+    assert np.array_equal(observation(task, batch, None), alone)
+    assert np.array_equal(success(task, batch), np.concatenate([success(task, s) for s in singles]))
+
+
 def test_partially_observable_zeroes_only_the_goal(ci_probe) -> None:
     metas, arrays = ci_probe
     meta = next(m for m in metas if m["task"] == "hammer-v3")
