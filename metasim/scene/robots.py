@@ -58,11 +58,11 @@ class RobotDescriptor:
     extra_sites: dict[str, tuple[str, tuple[float, float, float]]] = field(default_factory=dict)
     # `position`: the arm's actuators track joint targets (ee_delta / joint_pos through IK);
     # `osc_pose`: they are torque motors driven by operational-space control (LIBERO).
-    control: Literal["position", "osc_pose"] = "position"
+    control: Literal["position", "osc_pose", "mocap"] = "position"
     hand_body: str | None = None  # the body whose orientation is reported as the hand's
 
 
-CONTROLS = ("position", "osc_pose")
+CONTROLS = ("position", "osc_pose", "mocap")
 
 
 def _descriptor_from_yaml(name: str, path: Path) -> RobotDescriptor:
@@ -98,7 +98,7 @@ def _descriptor_from_yaml(name: str, path: Path) -> RobotDescriptor:
         )
         if wrist
         else None,
-        control=cast(Literal["position", "osc_pose"], control),
+        control=cast(Literal["position", "osc_pose", "mocap"], control),
         hand_body=raw.get("hand_body"),
     )
 

@@ -154,6 +154,17 @@ class StateJoint(Strict):
     nv: Annotated[int, Field(ge=1, le=6)]
 
 
+class StateField(Strict):
+    """A model field an initial state sets for its episode (a benchmark that moves
+    fixtures or goals at reset, as Meta-World does): row `name` of `MjModel.<field>`
+    takes, in episode k, row k mod N of the file's array `key` (N, width)."""
+
+    field: Literal["body_pos", "body_quat", "site_pos", "site_quat", "geom_pos", "geom_quat",
+                   "geom_size"]  # fmt: skip
+    name: Annotated[str, Field(min_length=1)]
+    key: Annotated[str, Field(min_length=1)]
+
+
 class InitStatesSpec(Strict):
     """Recorded initial states: episode k starts from row k mod N of array `key` in the
     `.npz` file `file`, whatever env slot runs it. Each row is [time, qpos, qvel] over
@@ -165,6 +176,9 @@ class InitStatesSpec(Strict):
     key: str = "states"
     joints: Annotated[list[StateJoint], Field(min_length=1)]
     controller: Literal["stale", "fresh"] = "stale"
+    mocap: bool = False
+    """The file also holds `mocap_pos` (N, nmocap, 3) and `mocap_quat` (N, nmocap, 4)."""
+    state_fields: list[StateField] = []
 
 
 @holds_kinds
