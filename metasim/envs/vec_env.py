@@ -23,7 +23,7 @@ from gymnasium.vector import AutoresetMode
 
 from metasim.control.actions import ActionController, ActionKind
 from metasim.envs.noise import RuntimeNoise
-from metasim.envs.terms import OBS_TERMS, Layout, group_reader
+from metasim.envs.terms import Layout, group_reader, terms_of
 from metasim.scene.compile import CompiledScene, compile_scene
 from metasim.scene.schema import Scene
 from metasim.scene.sources import compile_task
@@ -136,7 +136,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         # Each env's current fixture poses (scenes whose fixtures are re-placed per episode)
         self._fixtures = nominal_fixture_poses(self.compiled, num_envs)
         # Each env's model rows its episode's recorded initial state sets (init_states'
-        # model_fields), starting from the compiled model's values
+        # state_fields), starting from the compiled model's values
         init = self.task.init_states
         self._state_fields = [
             np.repeat(getattr(self.compiled.model, f.field)[f.index][None], num_envs, axis=0)
@@ -162,7 +162,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
     def _build_spaces(self) -> None:
         inf = np.inf
         groups: dict[str, dict[str, spaces.Space[Any]]] = {"policy": {}, "privileged": {}}
-        for key, term in OBS_TERMS.in_order():
+        for key, term in terms_of(self.layout):
             shape = term.shape(self.layout)
             groups[term.group][key] = spaces.Box(term.low, term.high, shape, dtype=np.float64)
         policy = groups["policy"]
@@ -368,7 +368,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         std = self.noise.state_noise
         if std:
             groups = {"policy": policy, "privileged": privileged}
-            for key, term in OBS_TERMS.in_order():
+            for key, term in terms_of(self.layout):
                 if term.noise:
                     group = groups[term.group]
                     group[key] = group[key] + self._gauss(std, group[key].shape[1:])
