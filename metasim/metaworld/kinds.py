@@ -43,9 +43,7 @@ class MetaworldWorld(FixtureBase):
 
 @builder(MetaworldWorld)
 def _world(spec: mujoco.MjSpec, fx: MetaworldWorld, base_dir: Path) -> float | None:
-    from metasim.metaworld.importer.model import world_spec
-
-    from metasim.metaworld.importer.model import WORLD_PREFIX
+    from metasim.metaworld.importer.model import WORLD_PREFIX, world_spec
 
     spec.attach(world_spec(fx.task), prefix=WORLD_PREFIX, frame=spec.worldbody.add_frame())
     return None

@@ -14,7 +14,6 @@ package's compiler gives them.
 from __future__ import annotations
 
 import functools
-import hashlib
 from pathlib import Path
 
 import mujoco
@@ -54,10 +53,10 @@ def _delete_world_children(spec: mujoco.MjSpec, keep_sawyer: bool) -> None:
     for body in list(world.bodies):
         if (body.name in SAWYER_BODIES) != keep_sawyer:
             spec.delete(body)
-    for cam in list(world.cameras):
-        spec.delete(cam)
+    for el in (*world.cameras, *world.lights):  # the scene declares them (`cameras`, `lights`)
+        spec.delete(el)
     if keep_sawyer:
-        for el in (*world.geoms, *world.sites, *world.lights):
+        for el in (*world.geoms, *world.sites):
             spec.delete(el)
     else:
         for el in (*spec.equalities, *spec.actuators):
@@ -102,6 +101,25 @@ def robot_spec() -> mujoco.MjSpec:
     for act in spec.actuators:
         act.name = act.name or act.target  # unnamed in the XMLs: named after their joint
     return spec
+
+
+@functools.cache
+def lights(task: str) -> list[dict[str, object]]:
+    """The task XML's world lights as scene `lights` entries (unnamed there: `light<i>`),
+    their values as the XML gives them (MuJoCo normalizes `dir` when compiling)."""
+    out = []
+    for i, light in enumerate(load_task_spec(task).worldbody.lights):
+        out.append({
+            "name": light.name or f"light{i}",
+            "pos": [float(x) for x in light.pos],
+            "dir": [float(x) for x in light.dir],
+            "diffuse": [float(x) for x in light.diffuse],
+            "ambient": [float(x) for x in light.ambient],
+            "specular": [float(x) for x in light.specular],
+            "directional": light.type == mujoco.mjtLightType.mjLIGHT_DIRECTIONAL,
+            "castshadow": bool(light.castshadow),
+        })  # fmt: skip
+    return out
 
 
 @functools.cache

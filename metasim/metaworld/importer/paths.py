@@ -59,7 +59,9 @@ def assets_root() -> Path:
         try:
             ensure_venv()
         except Exception as exc:  # pip/venv failures: say how to get the files
-            raise MetasimInputError("metaworld", [f"no reference venv: {exc}"], hint=INSTALL_HINT)
+            raise MetasimInputError(
+                "metaworld", [f"no reference venv: {exc}"], hint=INSTALL_HINT
+            ) from None
         found = sorted(VENV.glob("lib/python*/site-packages/metaworld/assets"))
         root = found[0] if found else VENV / "metaworld" / "assets"
     if not (root / "sawyer_xyz").is_dir():

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from metasim.metaworld.importer import paths
-from metasim.metaworld.importer import model
+import mujoco
+import numpy as np
+
+from metasim.metaworld.importer import model, paths
 from metasim.metaworld.importer.model import robot_spec
 from metasim.paths import cache_dir
 
@@ -53,7 +56,7 @@ def robot_yaml() -> Path:
     its size and mtime, and this module's version)."""
     xml = paths.task_xml("reach-v3")
     stat = xml.stat()
-    code = "".join(Path(m.__file__ or "").read_text() for m in (model, _this()))
+    code = Path(model.__file__ or "").read_text() + Path(__file__).read_text()
     key = hashlib.sha1(f"{xml}|{stat.st_size}|{stat.st_mtime_ns}|{code}".encode()).hexdigest()
     folder = cache_dir() / "metaworld" / f"sawyer-{key[:12]}"
     out = folder / "robot.yaml"
@@ -61,7 +64,7 @@ def robot_yaml() -> Path:
         return out
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f"sawyer.xml.{key[:6]}.tmp"
-    tmp.write_text(robot_spec().to_xml())
+    tmp.write_text(exact_cameras(robot_spec()))
     tmp.replace(folder / "sawyer.xml")
     text = _DESCRIPTOR.format(
         xml=xml.name, joints=", ".join(ARM_JOINTS), home=", ".join(["0.0"] * len(ARM_JOINTS))
@@ -72,7 +75,14 @@ def robot_yaml() -> Path:
     return out
 
 
-def _this() -> object:
-    import sys
-
-    return sys.modules[__name__]
+def exact_cameras(spec: mujoco.MjSpec) -> str:
+    """`spec` as XML, its camera quaternions normalized in float64 and written in full:
+    `to_xml` writes 6 digits, and `gripperPOV`'s quaternion (-1, -1.3, 0, 0) would be
+    normalized from the rounded digits (1.5e-7 off the package's)."""
+    root = ET.fromstring(spec.to_xml())
+    exact = {c.name: np.asarray(c.quat, dtype=np.float64) for c in spec.cameras}
+    for el in root.iter("camera"):
+        q = exact.get(el.get("name", ""))
+        if q is not None and "quat" in el.attrib:
+            el.set("quat", " ".join(repr(float(v)) for v in q / np.linalg.norm(q)))
+    return ET.tostring(root, encoding="unicode")

@@ -63,6 +63,7 @@ def scene_dict(task: str) -> dict[str, Any]:
         "render": {"headlight_ambient": [0.4, 0.4, 0.4], "znear": 0.01},
         "fixtures": [{"type": "metaworld_world", "name": "world", "task": task}],
         "cameras": cams,
+        "lights": model.lights(task),
         "task": {
             "instruction": instruction(task),
             "success": {"metaworld_success": {"task": task}},

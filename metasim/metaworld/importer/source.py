@@ -64,6 +64,7 @@ class MetaworldSource(TaskSource):
         for key, tasks in benchmark_tasks().items():
             bench, split = key.split("/")
             name = f"metaworld_{bench.lower()}" + (f"_{split}" if bench.startswith("ML") else "")
-            prefix = "" if bench == DEFAULT_BENCHMARK else f"{bench}{'-test' if split == 'test' else ''}/"
+            test = "-test" if split == "test" else ""
+            prefix = "" if bench == DEFAULT_BENCHMARK else f"{bench}{test}/"
             out[name] = [f"metaworld:{prefix}{t}" for t in tasks]
         return out
