@@ -284,7 +284,10 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         contacts = self.handler.contacts() if self.task.needs_contacts else None
         # Success reads one physics state: the poses of the state whose contacts these are
         # (the last substep's), as LIBERO's done after robosuite's env.step reads them.
-        view = TaskView(self.handler.step_kinematics(), self._init_body_pos, contacts)
+        # A benchmark whose env runs mj_forward after the substeps (Meta-World) reads the
+        # poses of the state after them (`task.success_reads: forward`).
+        read = kin if self.task.success_reads == "forward" else self.handler.step_kinematics()
+        view = TaskView(read, self._init_body_pos, contacts)
         success = self.task.success(view) & stable
         self._progress = np.maximum(self._progress, self.task.progress(view, success))
         terminated = success

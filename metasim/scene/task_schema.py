@@ -195,3 +195,7 @@ class TaskSpec(Strict):
     # Control steps after every reset in which the robot holds still with the gripper open
     # before the policy is asked (LIBERO's clients wait 10 for objects to settle).
     settle_steps: Annotated[int, Field(ge=0, le=1000)] = 0
+    # Which poses success reads after a control step: `step`, those of the state the last
+    # physics substep started from (what robosuite leaves, LIBERO reads); `forward`, those
+    # of the state after it (Meta-World's env runs mj_forward after its substeps).
+    success_reads: Literal["step", "forward"] = "step"
