@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from metasim.metaworld.importer import model, paths, robot
+from metasim.metaworld.importer.init_states import states_file
 from metasim.scene.schema import Scene
 
 CONTROL_HZ = 80.0  # 1 / (frame_skip 5 x 2.5 ms)
@@ -33,8 +34,12 @@ def instruction(task: str) -> str:
     return task.removesuffix("-v3").replace("-", " ")
 
 
-def scene_dict(task: str) -> dict[str, Any]:
-    """The scene of `task` as plain data (what a YAML file of it would hold)."""
+def scene_dict(
+    task: str, benchmark: str = "MT50", split: str = "train", states: bool = True
+) -> dict[str, Any]:
+    """The scene of `task` as plain data (what a YAML file of it would hold); its episodes
+    start from the variations of `benchmark`'s `split` (recorded from the reference unless
+    `states` is False: then from the XML's own configuration)."""
     paths.task_facts(task)  # an unknown name fails here, listing the known ones
     cams = [
         {
@@ -69,10 +74,12 @@ def scene_dict(task: str) -> dict[str, Any]:
             "success": {"metaworld_success": {"task": task}},
             "control_hz": CONTROL_HZ,
             "time_limit": MAX_PATH_LENGTH / CONTROL_HZ,
+            "success_reads": "forward",
+            **({"init_states": states_file(task, benchmark, split)[1]} if states else {}),
         },
     }
 
 
 def load_task(task: str, benchmark: str = "MT50", split: str = "train") -> Scene:
     """The typed scene of `task` (validated as a YAML scene is)."""
-    return Scene.model_validate(scene_dict(task))
+    return Scene.model_validate(scene_dict(task, benchmark, split))
