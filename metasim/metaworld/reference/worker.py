@@ -2,10 +2,8 @@
 metaworld 3.1.1 on MuJoCo 3.3.0, gymnasium >= 1.1), never in metasim's process, and must
 not import metasim.
 
-Protocol (JSON lines), as LIBERO's reference worker: one request {"cmd": ..., ...} per line
-on stdin, one reply {"ok": true, ...} or {"ok": false, "error": ...} per line on the
-original stdout (whatever the libraries print goes to stderr). Arrays travel as
-{"__nd__": [dtype, shape, base64 of the C-order bytes]}; never pickle.
+Served by `metasim/sim/refwire.py` (`python -P refwire.py worker.py`: JSON lines, arrays
+as base64, never pickle), as LIBERO's reference worker is; it calls `commands()` below.
 
 Commands: versions · tasks(benchmark, split, seed) · variations(benchmark, split, seed, task)
 · facts(task) · expert(benchmark, split, seed, task, variation, env_seed, max_steps) · close.
@@ -17,32 +15,27 @@ the k-th of the benchmark's 50 `Task`s for that env name, in the benchmark's ord
 
 from __future__ import annotations
 
-import base64
-import json
 import os
-import sys
 import time
-import traceback
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 
-def encode(value: Any) -> Any:
-    """JSON-able form of a reply value; numpy arrays as {"__nd__": [dtype, shape, b64]}."""
-    if isinstance(value, np.ndarray):
-        data = np.ascontiguousarray(value)
-        return {
-            "__nd__": [data.dtype.str, list(data.shape), base64.b64encode(data.tobytes()).decode()]
-        }
-    if isinstance(value, dict):
-        return {str(k): encode(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [encode(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
+def _envstate() -> Any:
+    """envstate.py next to this file, loaded by path (this venv has no metasim)."""
+    import importlib.util
+    import sys
+
+    if "metasim_mw_envstate" not in sys.modules:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "envstate.py")
+        spec = importlib.util.spec_from_file_location("metasim_mw_envstate", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[spec.name] = module
+    return sys.modules["metasim_mw_envstate"]
 
 
 class Worker:
@@ -51,6 +44,7 @@ class Worker:
 
     def __init__(self) -> None:
         self._benchmarks: dict[tuple[str, int, str], Any] = {}
+        self._policies: dict[str, Any] = {}
 
     def _benchmark(self, benchmark: str, seed: int, task: str = "") -> Any:
         import metaworld
@@ -72,6 +66,19 @@ class Worker:
         if split == "train":
             return bench.train_classes, bench.train_tasks
         return bench.test_classes, bench.test_tasks
+
+    def _env(
+        self, benchmark: str, split: str, seed: int, task: str, variation: int, **kwargs: Any
+    ) -> Any:
+        """A new env of `task` (constructor `kwargs`, e.g. render_mode) with variation k set:
+        the k-th of the split's Tasks for that env name, as the package's loops do."""
+        classes, tasks = self._split(benchmark, split, seed, task)
+        mine = [t for t in tasks if t.env_name == task]
+        if not 0 <= variation < len(mine):
+            raise ValueError(f"{task!r} has {len(mine)} variations, not index {variation}")
+        env = classes[task](**kwargs)
+        env.set_task(mine[variation])
+        return env
 
     # -- commands -----------------------------------------------------------------------
     def versions(self) -> dict[str, Any]:
@@ -148,19 +155,175 @@ class Worker:
         steps: the first such step (1-based, 0 when never)."""
         from metaworld.policies import ENV_POLICY_MAP
 
-        classes, tasks = self._split(benchmark, split, seed, task)
-        mine = [t for t in tasks if t.env_name == task]
-        if not 0 <= variation < len(mine):
-            raise ValueError(f"{task!r} has {len(mine)} variations, not index {variation}")
-        env = classes[task]()
+        env = self._env(benchmark, split, seed, task, variation)
         try:
-            env.set_task(mine[variation])
             env.seed(env_seed)
             policy = ENV_POLICY_MAP[task]()
             horizon = max_steps or int(env.max_path_length)
             return self._episode(env, policy, horizon, until_success)
         finally:
             env.close()
+
+    def init_states(
+        self,
+        task: str,
+        benchmark: str = "MT50",
+        split: str = "train",
+        seed: int = 0,
+        variations: list[int] | None = None,
+    ) -> dict[str, Any]:
+        """The reset state of each variation (see `MetaWorldRef.init_states` for the
+        format): a new env per variation, set_task, reset(), as `expert` does."""
+        es = _envstate()
+        ks = [int(k) for k in (variations if variations is not None else [0])]
+        if not ks:
+            raise ValueError("variations must name at least one variation index")
+        rows, lives, sets = [], [], []
+        for k in ks:
+            start = time.perf_counter()
+            env = self._env(benchmark, split, seed, task, k)
+            try:
+                before = es.numeric_attrs(env)
+                obs, _ = env.reset()
+                after = es.numeric_attrs(env)
+                sets.append(es.attrs_set(before, after))
+                lives.append(
+                    {f: np.array(getattr(env.model, f)) for f in es.model_fields(env.model)}
+                )
+                rows.append(
+                    es.reset_row(env, obs, after) | {"seconds": time.perf_counter() - start}
+                )
+                xml, model = env.model_name, env.model
+            finally:
+                env.close()
+        fresh = __import__("mujoco").MjModel.from_xml_path(xml)
+        out: dict[str, Any] = {k: np.stack([r[k] for r in rows]) for k in rows[0] if k != "attrs"}
+        out["attrs"] = es.stack_attrs([r["attrs"] for r in rows], set().union(*sets))
+        out["model"] = es.model_changes(fresh, model, lives)
+        out["joints"] = es.joint_table(model)
+        out["variations"] = ks
+        out["max_path_length"] = int(env.max_path_length)
+        return out
+
+    def expert_actions(self, task: str, obs: Any) -> dict[str, Any]:
+        """The package's scripted policy for `task` (`ENV_POLICY_MAP[task]()`, the one
+        `expert` runs) on observations (B, 39): actions (B, 4) float64."""
+        from metaworld.policies import ENV_POLICY_MAP
+
+        if task not in self._policies:
+            if task not in ENV_POLICY_MAP:
+                raise ValueError(f"no scripted policy for {task!r}")
+            self._policies[task] = ENV_POLICY_MAP[task]()
+        policy = self._policies[task]
+        rows = np.asarray(obs, dtype=np.float64).reshape(-1, 39)
+        acts = [np.asarray(policy.get_action(o), dtype=np.float64).reshape(4) for o in rows]
+        return {"actions": np.array(acts).reshape(-1, 4)}
+
+    def rollout(
+        self,
+        task: str,
+        actions: Any,
+        benchmark: str = "MT50",
+        split: str = "train",
+        seed: int = 0,
+        variation: int = 0,
+        camera: str | None = None,
+        width: int = 480,
+        height: int = 480,
+    ) -> dict[str, Any]:
+        """Reset variation k as `init_states` does, then env.step each action (T, 4); see
+        `MetaWorldRef.rollout` for what comes back. With `camera` the env is built with
+        render_mode="rgb_array", camera_name, width, height and renders once after reset."""
+        es = _envstate()
+        acts = np.asarray(actions, dtype=np.float64).reshape(-1, 4)
+        kwargs = {}
+        if camera is not None:
+            kwargs = {
+                "render_mode": "rgb_array",
+                "camera_name": camera,
+                "width": width,
+                "height": height,
+            }
+        env = self._env(benchmark, split, seed, task, variation, **kwargs)
+        try:
+            if len(acts) > env.max_path_length:
+                raise ValueError(
+                    f"{len(acts)} actions: more than max_path_length {env.max_path_length}"
+                )
+            return self._roll(env, acts, es, camera is not None)
+        finally:
+            env.close()
+
+    @staticmethod
+    def _roll(env: Any, acts: Any, es: Any, render: bool) -> dict[str, Any]:
+        import metaworld
+
+        obs, _ = env.reset()
+        frame = np.asarray(env.render(), dtype=np.uint8) if render else None
+        robot = es.robot_bodies(env.model, os.path.dirname(os.path.abspath(metaworld.__file__)))
+        frees = es.free_joints(env.model)
+        snaps, success, contacts = [es.snapshot(env, frees) | {"obs": obs}], [], []
+        for action in acts:
+            obs, _, _, _, info = env.step(action)
+            snaps.append(es.snapshot(env, frees) | {"obs": obs})
+            success.append(bool(info["success"]))
+            contacts.append(es.robot_contacts(env.model, env.data, robot))
+        out: dict[str, Any] = {k: np.stack([s[k] for s in snaps]) for k in snaps[0]}
+        out.update(
+            success=np.array(success, dtype=bool),
+            contact=np.array([bool(c) for c in contacts], dtype=bool),
+            contacts=contacts,
+            free_joints=[n for n, _ in frees],
+        )
+        if frame is not None:
+            out["frame"] = frame
+        return out
+
+    def evaluate(
+        self,
+        task: str,
+        states: dict[str, Any],
+        benchmark: str = "MT50",
+        split: str = "train",
+        seed: int = 0,
+        variation: int = 0,
+    ) -> dict[str, Any]:
+        """The package's `evaluate_state` on given states; see `MetaWorldRef.evaluate`."""
+        env = self._env(benchmark, split, seed, task, variation)
+        try:
+            env.reset()
+            rows = {k: np.asarray(v, dtype=np.float64) for k, v in states.items()}
+            infos = [
+                self._judge(env, {k: v[i] for k, v in rows.items()})
+                for i in range(len(rows["qpos"]))
+            ]
+        finally:
+            env.close()
+        keys = sorted(infos[0]) if infos else []
+        return {k: np.array([info[k] for info in infos], dtype=np.float64) for k in keys}
+
+    @staticmethod
+    def _judge(env: Any, row: dict[str, Any]) -> dict[str, Any]:
+        """Set one state (qpos, qvel; mocap_pos/quat and target_pos when given), forward,
+        build the clipped observation as `step` does and call evaluate_state with a zero
+        action."""
+        d = env.data
+        qvel = row.get("qvel", np.zeros(env.model.nv))
+        if "mocap_pos" in row:
+            d.mocap_pos[:] = row["mocap_pos"].reshape(d.mocap_pos.shape)
+        if "mocap_quat" in row:
+            d.mocap_quat[:] = row["mocap_quat"].reshape(d.mocap_quat.shape)
+        if "target_pos" in row:
+            env._target_pos = row["target_pos"].reshape(3).copy()
+        env.set_state(row["qpos"], qvel)  # qpos, qvel, then mj_forward
+        for site in env._target_site_config:
+            env._set_pos_site(*site)
+        obs = env._get_obs()
+        obs[18:36] = obs[:18]  # no previous frame: as reset leaves it
+        space = env.sawyer_observation_space
+        obs = np.clip(obs, space.low, space.high)
+        reward, info = env.evaluate_state(obs, np.zeros(4, dtype=np.float32))
+        return {**{k: float(v) for k, v in info.items()}, "reward": float(reward), "obs": obs}
 
     @staticmethod
     def _episode(env: Any, policy: Any, horizon: int, until_success: bool) -> dict[str, Any]:
@@ -183,36 +346,17 @@ class Worker:
         }
 
 
-def main() -> None:
-    # The protocol owns the original stdout; everything the libraries print goes to stderr.
-    proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
+def commands() -> dict[str, Callable[..., dict[str, Any]]]:
+    """The commands `metasim/sim/refwire.py` serves (it runs this file by path)."""
     worker = Worker()
-    commands: dict[str, Callable[..., dict[str, Any]]] = {
+    return {
         "versions": worker.versions,
         "tasks": worker.tasks,
         "variations": worker.variations,
         "expert": worker.expert,
         "facts": worker.facts,
+        "init_states": worker.init_states,
+        "expert_actions": worker.expert_actions,
+        "rollout": worker.rollout,
+        "evaluate": worker.evaluate,
     }
-    proto.write(json.dumps({"ok": True, "ready": True}) + "\n")
-    proto.flush()
-    for line in sys.stdin:
-        request = json.loads(line)
-        cmd = request.pop("cmd", "")
-        if cmd == "close":
-            break
-        try:
-            if cmd not in commands:
-                raise ValueError(f"unknown command {cmd!r}")
-            reply = {"ok": True, **encode(commands[cmd](**request))}
-        except Exception as exc:
-            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-            traceback.print_exc()
-        proto.write(json.dumps(reply) + "\n")
-        proto.flush()
-
-
-if __name__ == "__main__":
-    main()
