@@ -12,8 +12,9 @@ import mujoco
 import pytest
 
 from metasim.errors import MetasimInputError
-from metasim.metaworld.checks.fields import compare, compare_structs
+from metasim.metaworld.checks.fields import FieldDiff, compare, compare_structs
 from metasim.metaworld.importer import paths
+from metasim.metaworld.importer.model import WELD_DATA
 from metasim.metaworld.importer.source import MetaworldSource, parse_ref
 from metasim.metaworld.reference.simulator import MetaWorldRef
 from metasim.scene.sources import compile_task
@@ -53,14 +54,23 @@ def _unused(model: mujoco.MjModel, kind: str, names: set[str]) -> bool:
     return -1 not in ids and not ids & used
 
 
+def _weld_flag(d: FieldDiff) -> bool:
+    """The weld's data differs only in MuJoCo 4's 12th value, 1 when the compiler filled
+    the relative pose (the XML gives none; the package then overwrites it with 11 values,
+    MuJoCo 3's width). Control experiment: reach-v3 with it 0 and 1, 200 steps towards a
+    mocap target, hand positions equal to the bit."""
+    return d.field == "eq_data" and d.ours[:11] == d.theirs[:11]
+
+
 @pytest.mark.parametrize("ref", TASKS)
 def test_a_task_imports_as_the_package_compiles_it(ref: str) -> None:
     _, _, task = parse_ref(ref)
     compiled = compile_task(ref)
     theirs = mujoco.MjModel.from_xml_path(str(paths.task_xml(task)))
+    theirs.eq_data[:, : len(WELD_DATA)] = WELD_DATA  # as the package's env constructor does
     count, diffs, extra = compare(compiled.model, theirs)
     assert count > 4000  # every per-element field of ~35 bodies, ~40 geoms...
-    unlisted = [d for d in diffs if d.field not in LISTED_FIELDS]
+    unlisted = [d for d in diffs if d.field not in LISTED_FIELDS and not _weld_flag(d)]
     unlisted += [d for d in compare_structs(compiled.model, theirs) if d.field not in LISTED_FIELDS]
     assert not unlisted, unlisted[:5]
     for kind, (ours, other) in extra.items():

@@ -22,7 +22,7 @@ import mujoco
 import numpy as np
 
 from metasim.errors import MetasimInputError
-from metasim.metaworld.importer.model import TARGET_SITE, WORLD_PREFIX
+from metasim.metaworld.importer.model import TARGET_SITE, WELD_DATA, WORLD_PREFIX
 from metasim.paths import cache_dir
 from metasim.scene.compile import ROBOT_PREFIX
 
@@ -66,6 +66,8 @@ def states_file(
     }
     fields = []
     for field, change in sorted(states.model.items()):
+        if field == "eq_data" and np.allclose(change.values[..., : len(WELD_DATA)], WELD_DATA):
+            continue  # the constructor's weld data, which the robot file carries
         if field not in FIELDS:
             raise MetasimInputError(
                 f"metaworld:{task}", [f"reset writes {field}, which initial states cannot carry"]

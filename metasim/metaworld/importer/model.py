@@ -25,7 +25,10 @@ SAWYER_BODIES = ("base", "mocap")
 ROBOT_TASK = "reach-v3"  # the task whose XML the robot file is cut from (all include the same)
 WORLD_PREFIX = "world/"  # the names of the world's elements (`world/obj`, `world/goal`)
 TARGET_SITE = "mw_target"  # each episode's `_target_pos`, set per episode from the reference
-_VERSION = "1"
+# The mocap weld's data as the package's env sets it when built (`reset_mocap_welds`):
+# anchor 0, relative pose identity (pos 0, quat -1 0 0 0), torque scale 5. The XML's weld
+# has no relpose, which MuJoCo would fill with the hand's offset in the initial pose.
+WELD_DATA = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 5.0)
 
 
 def load_task_spec(task: str) -> mujoco.MjSpec:
@@ -100,6 +103,9 @@ def robot_spec() -> mujoco.MjSpec:
         spec.delete(tex)  # the skybox is the world's
     for act in spec.actuators:
         act.name = act.name or act.target  # unnamed in the XMLs: named after their joint
+    for eq in spec.equalities:  # what the env's constructor writes (`reset_mocap_welds`)
+        if eq.type == mujoco.mjtEq.mjEQ_WELD:
+            eq.data[: len(WELD_DATA)] = WELD_DATA
     return spec
 
 
