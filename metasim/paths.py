@@ -15,3 +15,10 @@ SCENES = ROOT / "scenes"
 POLICIES = ROOT / "policies"
 PERTURBATIONS = ROOT / "perturbations"
 EVAL = ROOT / "eval"
+
+
+def cache_dir() -> Path:
+    """Where generated files live (robot MJCFs cut from benchmark packages, recorded
+    initial states): $METASIM_CACHE or ~/.cache/metasim."""
+    root = os.environ.get("METASIM_CACHE") or Path.home() / ".cache" / "metasim"
+    return Path(root)

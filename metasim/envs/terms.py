@@ -55,6 +55,8 @@ class ObsTerm:
     high: float = np.inf
     source: str | None = None
     index: Callable[[Layout], np.ndarray | int] | None = None
+    # Whether the term exists in a scene (a benchmark's own terms exist only in its scenes)
+    applies: Callable[[Layout], bool] = lambda layout: True
 
     def reader(self, layout: Layout) -> Callable[[Kinematics], np.ndarray]:
         """The term's reader for one layout, its indices resolved once (a run of
@@ -226,8 +228,13 @@ def policy_terms() -> tuple[str, ...]:
     return tuple(k for k, t in OBS_TERMS.in_order() if t.group == "policy")
 
 
+def terms_of(layout: Layout) -> list[tuple[str, ObsTerm]]:
+    """The terms that exist in the scene of `layout`, in registration order."""
+    return [(k, t) for k, t in OBS_TERMS.in_order() if t.applies(layout)]
+
+
 def group_reader(group: str, layout: Layout) -> Callable[[Kinematics], dict[str, np.ndarray]]:
     """Reads every term of `group`, (B, *shape) each, in registration order; the terms'
     indices are resolved once, here (this runs every control step)."""
-    readers = [(k, t.reader(layout)) for k, t in OBS_TERMS.in_order() if t.group == group]
+    readers = [(k, t.reader(layout)) for k, t in terms_of(layout) if t.group == group]
     return lambda kin: {k: read(kin) for k, read in readers}

@@ -23,7 +23,7 @@ from gymnasium.vector import AutoresetMode
 
 from metasim.control.actions import ActionController, ActionKind
 from metasim.envs.noise import RuntimeNoise
-from metasim.envs.terms import OBS_TERMS, Layout, group_reader
+from metasim.envs.terms import Layout, group_reader, terms_of
 from metasim.scene.compile import CompiledScene, compile_scene
 from metasim.scene.schema import Scene
 from metasim.scene.sources import compile_task
@@ -135,6 +135,13 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self._noise_rngs = [np.random.default_rng(0) for _ in range(num_envs)]
         # Each env's current fixture poses (scenes whose fixtures are re-placed per episode)
         self._fixtures = nominal_fixture_poses(self.compiled, num_envs)
+        # Each env's model rows its episode's recorded initial state sets (init_states'
+        # state_fields), starting from the compiled model's values
+        init = self.task.init_states
+        self._state_fields = [
+            np.repeat(getattr(self.compiled.model, f.field)[f.index][None], num_envs, axis=0)
+            for f in (init.fields if init is not None else ())
+        ]
         self._build_spaces()
         # Actions waiting out the latency: (latency, B, action_dim), oldest first.
         self._pending = np.zeros((self.noise.action_latency, num_envs, self.controller.dim))
@@ -155,7 +162,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
     def _build_spaces(self) -> None:
         inf = np.inf
         groups: dict[str, dict[str, spaces.Space[Any]]] = {"policy": {}, "privileged": {}}
-        for key, term in OBS_TERMS.in_order():
+        for key, term in terms_of(self.layout):
             shape = term.shape(self.layout)
             groups[term.group][key] = spaces.Box(term.low, term.high, shape, dtype=np.float64)
         policy = groups["policy"]
@@ -212,6 +219,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         base = self.handler.default_state(len(env_ids))
         state = self.task.sample_initial(base, seeds, episodes)
         self._place_fixtures(env_ids, seeds)
+        self._set_state_fields(env_ids, episodes, seeds)
         self.handler.reset(env_ids, state)
         init = self.task.init_states
         self.controller.reset(env_ids, state.qpos, stale=init is not None and init.stale_controller)
@@ -240,6 +248,19 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
             self.handler.apply(ModelEdit("body_pos", int(body), current.pos[:, j]))
             self.handler.apply(ModelEdit("body_quat", int(body), current.quat[:, j]))
 
+    def _set_state_fields(
+        self, env_ids: np.ndarray, episodes: list[int] | None, seeds: list[int]
+    ) -> None:
+        """Set the model rows the episodes' recorded initial states carry (per-env edits)."""
+        init = self.task.init_states
+        if init is None or not init.fields:
+            return
+        ks = list(episodes) if episodes is not None else [int(s) for s in seeds]
+        rows = [init.index(k) for k in ks]
+        for current, f in zip(self._state_fields, init.fields, strict=True):
+            current[env_ids] = f.rows[rows]
+            self.handler.apply(ModelEdit(f.field, f.index, current))
+
     def fixture_poses(self) -> FixturePoses | None:
         """The fixture poses each env's episode runs with (pos (B, n, 3), quat (B, n, 4));
         None when the scene re-places no fixture. A copy."""
@@ -266,7 +287,10 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         contacts = self.handler.contacts() if self.task.needs_contacts else None
         # Success reads one physics state: the poses of the state whose contacts these are
         # (the last substep's), as LIBERO's done after robosuite's env.step reads them.
-        view = TaskView(self.handler.step_kinematics(), self._init_body_pos, contacts)
+        # A benchmark whose env runs mj_forward after the substeps (Meta-World) reads the
+        # poses of the state after them (`task.success_reads: forward`).
+        read = kin if self.task.success_reads == "forward" else self.handler.step_kinematics()
+        view = TaskView(read, self._init_body_pos, contacts)
         success = self.task.success(view) & stable
         self._progress = np.maximum(self._progress, self.task.progress(view, success))
         terminated = success
@@ -350,7 +374,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         std = self.noise.state_noise
         if std:
             groups = {"policy": policy, "privileged": privileged}
-            for key, term in OBS_TERMS.in_order():
+            for key, term in terms_of(self.layout):
                 if term.noise:
                     group = groups[term.group]
                     group[key] = group[key] + self._gauss(std, group[key].shape[1:])

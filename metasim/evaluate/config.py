@@ -67,7 +67,7 @@ class PolicyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: str
     # the env's canonical space; set from `actions` when declared, else it declares them
-    action_space: Literal["ee_delta", "joint_pos"] = "ee_delta"
+    action_space: Literal["ee_delta", "joint_pos", "mocap_delta"] = "ee_delta"
     execute: Annotated[int, Field(ge=1)] | None = None
     ensemble: Annotated[float, Field(ge=0)] | None = None
 

@@ -4,7 +4,9 @@ Meta-World task, with each env's goal (`_target_pos`) and what the episode's res
 
 Naming contract (the importer's): the Sawyer's elements (those of the package's
 `objects/assets/xyz_base.xml`: hand, claws, pads, end-effector sites...) carry the prefix
-`robot/` in metasim's model; every element of the task XML keeps its name. The accessors
+`robot/` in metasim's model, every other element of the task XML `world/`; a name is
+looked up as given, then with `world/` (so a model compiled from the package's XML reads
+the same). The accessors
 take Meta-World's names; `robot_*` ones add the prefix (`robot_prefix=""` reads a model
 compiled straight from the package's XML). Names resolve to ids once per (model, prefix).
 
@@ -26,6 +28,7 @@ from metasim.rotations import quat_to_mat
 from metasim.sim.base import Kinematics
 
 ROBOT_PREFIX = "robot/"
+WORLD_PREFIX = "world/"  # as metasim.metaworld.importer.model names the world's elements
 
 
 class UnknownElement(KeyError):
@@ -55,6 +58,8 @@ class Ids:
         key = (kind, name)
         if key not in self._cache:
             i = mujoco.mj_name2id(self.model, kind, name)
+            if i < 0:  # metasim's import names the task XML's elements `world/<name>`
+                i = mujoco.mj_name2id(self.model, kind, WORLD_PREFIX + name)
             if i < 0:
                 what = kind.name.removeprefix("mjOBJ_").lower()
                 raise UnknownElement(f"the model has no {what} named {name!r}")

@@ -37,8 +37,8 @@ from metasim.rotations import (
     rows_times,
 )
 
-Space = Literal["ee_delta", "ee_pose", "joint_pos", "joint_vel", "osc_pose"]
-EnvSpace = Literal["ee_delta", "joint_pos", "osc_pose"]
+Space = Literal["ee_delta", "ee_pose", "joint_pos", "joint_vel", "osc_pose", "mocap_delta"]
+EnvSpace = Literal["ee_delta", "joint_pos", "osc_pose", "mocap_delta"]
 OSC_SCALE = (0.05, 0.5)  # OSC_POSE input 1 = 0.05 m, 0.5 rad (robosuite osc_pose.json)
 Rotation = Literal["axis_angle", "euler_xyz", "quat_wxyz", "quat_xyzw", "rot6d"]
 Gripper = Literal["open1", "close1", "pm1_open_neg", "pm1_open_pos", "relative"]
@@ -120,16 +120,31 @@ class ActionConvention(BaseModel):
     def _osc_axis_angle(self) -> ActionConvention:
         if self.space == "osc_pose" and (self.rotation != "axis_angle" or self.frame != "world"):
             raise ValueError("space osc_pose takes rotation axis_angle in the world frame")
+        if self.space == "mocap_delta" and (self.gripper != "pm1_open_neg" or self.binarize):
+            raise ValueError(
+                "space mocap_delta is Meta-World's 4-D action as the package takes it: "
+                "gripper pm1_open_neg (+1 closes), not binarized"
+            )
         return self
 
     @property
-    def env_space(self) -> Literal["ee_delta", "joint_pos"]:
-        """The canonical space these actions become on a robot with position actuators."""
+    def env_space(self) -> Literal["ee_delta", "joint_pos", "mocap_delta"]:
+        """The canonical space these actions become on a robot with position actuators
+        (`mocap_delta` actions only drive a mocap-driven robot, unchanged)."""
+        if self.space == "mocap_delta":
+            return "mocap_delta"
         return "joint_pos" if self.space in ("joint_pos", "joint_vel") else "ee_delta"
 
     def env_space_on(self, control: str) -> EnvSpace:
         """The env's action space on a robot driven by `control` actuators (`position` or
-        `osc_pose`); a ValueError when these actions cannot drive it."""
+        `osc_pose`, or `mocap`); a ValueError when these actions cannot drive it."""
+        if (control == "mocap") != (self.space == "mocap_delta"):
+            raise ValueError(
+                "a mocap-driven robot (Meta-World's Sawyer) takes mocap_delta actions "
+                "(4-D: xyz delta x the mocap scale, gripper effort +1 closes), and "
+                f"mocap_delta actions drive only such a robot; got space {self.space!r} "
+                f"for a {control!r} robot"
+            )
         if control != "osc_pose":
             return self.env_space
         if self.space in ("joint_pos", "joint_vel"):
@@ -143,9 +158,13 @@ class ActionConvention(BaseModel):
         """Width of one action vector in this convention (gripper last)."""
         if self.space in ("joint_pos", "joint_vel"):
             return n_arm + 1
+        if self.space == "mocap_delta":
+            return 4
         return 3 + ROT_DIM[self.rotation] + 1
 
     def describe(self, n_arm: int) -> str:
+        if self.space == "mocap_delta":
+            return "4-D: mocap xyz delta in [-1, 1] (x the robot's mocap scale), gripper effort"
         if self.space == "osc_pose":
             arm = "OSC_POSE inputs in [-1, 1]: xyz (x 0.05 m) + axis_angle (x 0.5 rad)"
         elif self.space in ("joint_pos", "joint_vel"):
@@ -255,6 +274,9 @@ class ActionConverter:
         if self.env_space == "osc_pose":
             conv.env_space_on("osc_pose")  # refuses joint conventions
             self.identity = conv == ActionConvention(space="osc_pose", gripper="pm1_open_neg")
+        elif self.env_space == "mocap_delta":
+            conv.env_space_on("mocap")  # refuses every other convention
+            self.identity = True
         else:
             self.identity = conv == ActionConvention() or (
                 conv.space == "joint_pos" and conv.gripper == "open1" and not conv.binarize

@@ -147,6 +147,13 @@ def compile_scene(
     return CompiledScene(scene, source, robot, spec, model, index, substeps)
 
 
+_JACOBIAN = {
+    "auto": mujoco.mjtJacobian.mjJAC_AUTO,
+    "dense": mujoco.mjtJacobian.mjJAC_DENSE,
+    "sparse": mujoco.mjtJacobian.mjJAC_SPARSE,
+}
+
+
 def _options(spec: mujoco.MjSpec, scene: Scene) -> None:
     phys = scene.physics
     spec.option.timestep = phys.timestep
@@ -159,6 +166,9 @@ def _options(spec: mujoco.MjSpec, scene: Scene) -> None:
         spec.option.iterations = phys.iterations
     if phys.ls_iterations is not None:
         spec.option.ls_iterations = phys.ls_iterations
+    if phys.tolerance is not None:
+        spec.option.tolerance = phys.tolerance
+    spec.option.jacobian = _JACOBIAN[phys.jacobian]
     spec.option.cone = (
         mujoco.mjtCone.mjCONE_ELLIPTIC
         if phys.cone == "elliptic"

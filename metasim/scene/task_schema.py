@@ -154,6 +154,17 @@ class StateJoint(Strict):
     nv: Annotated[int, Field(ge=1, le=6)]
 
 
+class StateField(Strict):
+    """A model field an initial state sets for its episode (a benchmark that moves
+    fixtures or goals at reset, as Meta-World does): row `name` of `MjModel.<field>`
+    takes, in episode k, row k mod N of the file's array `key` (N, width)."""
+
+    field: Literal["body_pos", "body_quat", "site_pos", "site_quat", "geom_pos", "geom_quat",
+                   "geom_size"]  # fmt: skip
+    name: Annotated[str, Field(min_length=1)]
+    key: Annotated[str, Field(min_length=1)]
+
+
 class InitStatesSpec(Strict):
     """Recorded initial states: episode k starts from row k mod N of array `key` in the
     `.npz` file `file`, whatever env slot runs it. Each row is [time, qpos, qvel] over
@@ -165,6 +176,9 @@ class InitStatesSpec(Strict):
     key: str = "states"
     joints: Annotated[list[StateJoint], Field(min_length=1)]
     controller: Literal["stale", "fresh"] = "stale"
+    mocap: bool = False
+    """The file also holds `mocap_pos` (N, nmocap, 3) and `mocap_quat` (N, nmocap, 4)."""
+    state_fields: list[StateField] = []
 
 
 @holds_kinds
@@ -181,3 +195,7 @@ class TaskSpec(Strict):
     # Control steps after every reset in which the robot holds still with the gripper open
     # before the policy is asked (LIBERO's clients wait 10 for objects to settle).
     settle_steps: Annotated[int, Field(ge=0, le=1000)] = 0
+    # Which poses success reads after a control step: `step`, those of the state the last
+    # physics substep started from (what robosuite leaves, LIBERO reads); `forward`, those
+    # of the state after it (Meta-World's env runs mj_forward after its substeps).
+    success_reads: Literal["step", "forward"] = "step"

@@ -38,6 +38,15 @@ def joint_addresses(
 
 
 @dataclass(frozen=True)
+class FieldRows:
+    """Per-episode values of one model row: `MjModel.<field>[index]` = rows[k mod N]."""
+
+    field: str
+    index: int
+    rows: np.ndarray  # (N, width)
+
+
+@dataclass(frozen=True)
 class InitStates:
     """`rows` (N, 1 + nq_rec + nv_rec) and where their qpos/qvel columns go in the model:
     `qpos_index` (nq_rec,), `qvel_index` (nv_rec,)."""
@@ -46,6 +55,9 @@ class InitStates:
     qpos_index: np.ndarray
     qvel_index: np.ndarray
     stale_controller: bool
+    mocap_pos: np.ndarray | None = None  # (N, nmocap, 3)
+    mocap_quat: np.ndarray | None = None  # (N, nmocap, 4)
+    fields: tuple[FieldRows, ...] = ()
 
     @classmethod
     def of(cls, spec: InitStatesSpec, compiled: CompiledScene) -> InitStates:
@@ -56,7 +68,8 @@ class InitStates:
             path = compiled.source.parent / path
         try:
             with np.load(path, allow_pickle=False) as data:
-                rows = np.asarray(data[spec.key], dtype=np.float64)
+                arrays = {k: np.asarray(data[k], dtype=np.float64) for k in data.files}
+            rows = arrays[spec.key]
         except (OSError, KeyError, ValueError) as exc:
             raise MetasimInputError(where, [f"file {str(path)!r}: {exc}"]) from None
         try:
@@ -74,7 +87,9 @@ class InitStates:
                 [f"{spec.key!r} in {str(path)!r}: expected (N >= 1, {width}) rows of "
                  f"[time, qpos, qvel] over the listed joints, got shape {rows.shape}"],
             )  # fmt: skip
-        return cls(rows, qpos, qvel, spec.controller == "stale")
+        mocap = _mocap(spec, arrays, compiled, len(rows), where, str(path))
+        fields = _fields(spec, arrays, compiled, len(rows), where, str(path))
+        return cls(rows, qpos, qvel, spec.controller == "stale", *mocap, fields)
 
     def index(self, episode: int) -> int:
         """The row episode `episode` starts from."""
@@ -90,4 +105,70 @@ class InitStates:
             state.qpos[env, self.qpos_index] = row[1 : 1 + nq]
             state.qvel[env] = 0.0
             state.qvel[env, self.qvel_index] = row[1 + nq :]
+            if self.mocap_pos is not None and self.mocap_quat is not None:
+                state.mocap_pos[env] = self.mocap_pos[self.index(k)]
+                state.mocap_quat[env] = self.mocap_quat[self.index(k)]
         state.qacc_warmstart[:] = 0.0
+
+
+def _mocap(
+    spec: InitStatesSpec, arrays: dict[str, np.ndarray], compiled: CompiledScene, n: int,
+    where: str, path: str,
+) -> tuple[np.ndarray | None, np.ndarray | None]:  # fmt: skip
+    """The file's `mocap_pos` (N, nmocap, 3) and `mocap_quat` (N, nmocap, 4) when
+    `spec.mocap`, checked against the model."""
+    if not spec.mocap:
+        return None, None
+    nm = compiled.model.nmocap
+    out = []
+    for key, width in (("mocap_pos", 3), ("mocap_quat", 4)):
+        arr = arrays.get(key)
+        if arr is None or arr.shape != (n, nm, width):
+            got = "missing" if arr is None else f"shape {arr.shape}"
+            raise MetasimInputError(
+                where, [f"mocap: {key!r} in {path!r} must be ({n}, {nm}, {width}), {got}"]
+            )
+        out.append(arr)
+    return out[0], out[1]
+
+
+_FIELD_KIND = {"body": mujoco.mjtObj.mjOBJ_BODY, "site": mujoco.mjtObj.mjOBJ_SITE,
+               "geom": mujoco.mjtObj.mjOBJ_GEOM}  # fmt: skip
+
+
+def _fields(
+    spec: InitStatesSpec, arrays: dict[str, np.ndarray], compiled: CompiledScene, n: int,
+    where: str, path: str,
+) -> tuple[FieldRows, ...]:  # fmt: skip
+    """The per-episode model rows of `spec.state_fields`, checked against the model."""
+    out = []
+    model = compiled.model
+    for j, f in enumerate(spec.state_fields):
+        kind = f.field.split("_", 1)[0]
+        index = mujoco.mj_name2id(model, _FIELD_KIND[kind], f.name)
+        width = getattr(model, f.field).shape[1]
+        arr = arrays.get(f.key)
+        same = getattr(model, f"{kind}_sameframe", None) if kind != "body" else None
+        problem = (
+            f"the model has no {kind} {f.name!r}" if index < 0
+            else f"{kind} {f.name!r} is compiled at its body's frame (sameframe), so MuJoCo "
+            f"ignores a per-episode {f.field}: give it a non-zero position in the model"
+            if same is not None and _frame_ignored(f.field, int(same[index]))
+            else f"{f.key!r} is missing from {path!r}" if arr is None
+            else f"{f.key!r} in {path!r} must be ({n}, {width}), got {arr.shape}"
+            if arr.shape != (n, width) else ""
+        )  # fmt: skip
+        if problem:
+            raise MetasimInputError(where, [f"state_fields[{j}] ({f.field}): {problem}"])
+        assert arr is not None
+        out.append(FieldRows(f.field, index, arr))
+    return tuple(out)
+
+
+def _frame_ignored(field: str, sameframe: int) -> bool:
+    """Whether MuJoCo ignores `field` (a site's or geom's pos or quat) for an element
+    compiled with this `sameframe` (1, 2: at the body's or inertia's frame, pos and quat
+    unused; 3, 4: its rotation, quat unused)."""
+    if field.endswith("_pos"):
+        return sameframe in (1, 2)
+    return field.endswith("_quat") and sameframe != 0

@@ -20,6 +20,7 @@ class TaskRuntime:
         self.compiled = compiled
         task = compiled.scene.task
         self.instruction = task.instruction
+        self.success_reads = task.success_reads
         self._success = compile_predicate(task.success, compiled)
         self._subgoals = [compile_predicate(p, compiled) for p in task.subgoals]
         self._obj = {ob.name: i for i, ob in enumerate(compiled.scene.objects)}

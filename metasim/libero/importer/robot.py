@@ -23,6 +23,7 @@ import mujoco
 import numpy as np
 
 from metasim.libero.importer import paths
+from metasim.paths import cache_dir
 
 INIT_QPOS = (0.0, -0.161037389, 0.0, -2.44459747, 0.0, 2.2267522, math.pi / 4)
 BASE_Z = 0.912
@@ -55,12 +56,6 @@ wrist_camera:
   look_at: [0.05, 0.0, 1.0]
   up: [1.0, 0.0, 0.0]
 """
-
-
-def cache_dir() -> Path:
-    """Where generated files live: $METASIM_CACHE or ~/.cache/metasim."""
-    root = os.environ.get("METASIM_CACHE") or Path.home() / ".cache" / "metasim"
-    return Path(root)
 
 
 def _absolute_assets(spec: mujoco.MjSpec, folder: Path) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from metasim.metaworld.reference.simulator import REQUIREMENTS, MetaWorldRef
+from metasim.paths import cache_dir
 
 FORMAT = 1  # bump when the stored layout changes
 ARRAYS = (
@@ -72,16 +73,11 @@ class InitStates:
         raise AttributeError(key)
 
 
-def cache_root() -> Path:
-    """$METASIM_CACHE or ~/.cache/metasim (where LIBERO's generated files go too)."""
-    return Path(os.environ.get("METASIM_CACHE") or Path.home() / ".cache" / "metasim")
-
-
 def cache_file(task: str, benchmark: str, split: str, seed: int, variations: list[int]) -> Path:
     """The cache file of one request; the key includes the reference's requirements."""
     key = json.dumps([FORMAT, benchmark, split, seed, task, variations, REQUIREMENTS])
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    return cache_root() / "metaworld-init" / f"{task}-{benchmark}-{split}-s{seed}-{digest}.npz"
+    return cache_dir() / "metaworld-init" / f"{task}-{benchmark}-{split}-s{seed}-{digest}.npz"
 
 
 def init_states(

@@ -215,8 +215,10 @@ class Worker:
                 raise ValueError(f"no scripted policy for {task!r}")
             self._policies[task] = ENV_POLICY_MAP[task]()
         policy = self._policies[task]
-        rows = np.asarray(obs, dtype=np.float64).reshape(-1, 39)
-        acts = [np.asarray(policy.get_action(o), dtype=np.float64).reshape(4) for o in rows]
+        # a writable copy per row: some policies edit the observation they are given, and
+        # arrays decoded from the wire are read-only
+        rows = np.array(obs, dtype=np.float64).reshape(-1, 39)
+        acts = [np.asarray(policy.get_action(o.copy()), dtype=np.float64).reshape(4) for o in rows]
         return {"actions": np.array(acts).reshape(-1, 4)}
 
     def rollout(

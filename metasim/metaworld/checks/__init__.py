@@ -1,0 +1,1 @@
+"""Checks of the Meta-World import against the package: model fields, parity, success."""

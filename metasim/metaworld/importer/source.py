@@ -1,0 +1,70 @@
+"""Meta-World's task source: `metaworld:[<benchmark>[-test]/]<env name>` -> the imported
+`Scene`, e.g. `metaworld:pick-place-v3` (MT50's variations), `metaworld:MT10/reach-v3`,
+`metaworld:ML45-test/bin-picking-v3`.
+
+The benchmark names whose parametric variations (object and goal positions, drawn by the
+package with seed 0) the episodes start from: episode k starts from variation k mod 50
+(`init_states`, recorded from the reference once and cached). Suites follow the package's
+benchmarks (`metasim/metaworld/suites.json`, read from it): `metaworld_mt10`,
+`metaworld_mt50`, `metaworld_ml10_train`, `metaworld_ml10_test`, `metaworld_ml45_train`,
+`metaworld_ml45_test`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+from metasim.errors import MetasimInputError
+from metasim.scene.schema import Scene
+from metasim.scene.sources import TaskSource, task_source
+
+SUITES_FILE = Path(__file__).resolve().parent.parent / "suites.json"
+BENCHMARKS = ("MT1", "MT10", "MT50", "ML1", "ML10", "ML45")
+DEFAULT_BENCHMARK = "MT50"
+
+
+@functools.cache
+def benchmark_tasks() -> dict[str, list[str]]:
+    """`<benchmark>/<split>` -> its env names, in the package's order."""
+    return dict(json.loads(SUITES_FILE.read_text()))
+
+
+def parse_ref(ref: str) -> tuple[str, str, str]:
+    """`metaworld:ML10-test/door-close-v3` -> ("ML10", "test", "door-close-v3")."""
+    body = ref.removeprefix("metaworld:")
+    bench, _, task = body.rpartition("/")
+    bench, _, split = (bench or DEFAULT_BENCHMARK).partition("-")
+    split = split or "train"
+    if bench not in BENCHMARKS or split not in ("train", "test"):
+        raise MetasimInputError(
+            ref,
+            [f"expected metaworld:[<benchmark>[-test]/]<env name> with a benchmark in "
+             f"{list(BENCHMARKS)}, got {body!r}"],
+        )  # fmt: skip
+    listed = benchmark_tasks().get(f"{bench}/{split}")
+    if listed is not None and task not in listed:
+        raise MetasimInputError(ref, [f"{task!r} is not in {bench}/{split}: {listed}"])
+    return bench, split, task
+
+
+@task_source("metaworld:")
+class MetaworldSource(TaskSource):
+    """Meta-World's tasks, imported from the package's own XMLs."""
+
+    def load(self, ref: str) -> Scene:
+        from metasim.metaworld.importer.scene import load_task
+
+        bench, split, task = parse_ref(ref)
+        return load_task(task, bench, split)
+
+    def suites(self) -> dict[str, list[str]]:
+        out = {}
+        for key, tasks in benchmark_tasks().items():
+            bench, split = key.split("/")
+            name = f"metaworld_{bench.lower()}" + (f"_{split}" if bench.startswith("ML") else "")
+            test = "-test" if split == "test" else ""
+            prefix = "" if bench == DEFAULT_BENCHMARK else f"{bench}{test}/"
+            out[name] = [f"metaworld:{prefix}{t}" for t in tasks]
+        return out

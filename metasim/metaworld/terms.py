@@ -1,0 +1,83 @@
+"""Meta-World's observation terms (privileged; they exist only in Meta-World scenes):
+
+- `metaworld_frame` (B, 18): the package's observation frame of the current state: hand
+  (tcp_center), gripper distance, up to two objects' position and quaternion;
+- `metaworld_reset_frame` (B, 18): the frame the package's reset returned for the
+  episode's variation (recorded with its initial state);
+- `metaworld_goal` (B, 3): the episode's `_target_pos`.
+
+A policy that reads the package's 39-D observation (its scripted policies, a checkpoint
+trained on it) builds it from these (`metasim.metaworld.expert.Observer`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from metasim.envs.terms import OBS_TERMS, Layout, ObsTerm
+from metasim.metaworld.state import WORLD_PREFIX
+from metasim.sim.base import Kinematics
+
+
+def task_of(layout: Layout) -> str | None:
+    """The Meta-World task of the layout's scene (its `metaworld_world` fixture), if any."""
+    for fx in layout.compiled.scene.fixtures:
+        if getattr(fx, "type", None) == "metaworld_world":
+            return str(fx.task)
+    return None
+
+
+def _site_ids(layout: Layout, names: list[str]) -> np.ndarray:
+    return np.array([layout.compiled.model.site(WORLD_PREFIX + n).id for n in names])
+
+
+def _frame(layout: Layout) -> Callable[[Kinematics], np.ndarray]:
+    from metasim.metaworld.importer.model import TARGET_SITE
+    from metasim.metaworld.obs import frame
+    from metasim.metaworld.state import MwState
+
+    task, model = task_of(layout), layout.compiled.model
+    assert task is not None
+    target = int(_site_ids(layout, [TARGET_SITE])[0])
+    return lambda kin: frame(task, MwState(model, kin, kin.site_pos[:, target]))
+
+
+def _sites(
+    names: Callable[[], list[str]],
+) -> Callable[[Layout], Callable[[Kinematics], np.ndarray]]:
+    def make(layout: Layout) -> Callable[[Kinematics], np.ndarray]:
+        ids = _site_ids(layout, names())
+        return lambda kin: kin.site_pos[:, ids].reshape(kin.site_pos.shape[0], -1)
+
+    return make
+
+
+def _reset_sites() -> list[str]:
+    from metasim.metaworld.importer.model import reset_frame_sites
+
+    return reset_frame_sites()
+
+
+def _target_site() -> list[str]:
+    from metasim.metaworld.importer.model import TARGET_SITE
+
+    return [TARGET_SITE]
+
+
+def _applies(layout: Layout) -> bool:
+    return task_of(layout) is not None
+
+
+OBS_TERMS.register(
+    "metaworld_frame", ObsTerm("privileged", lambda lay: (18,), make=_frame, applies=_applies)
+)
+OBS_TERMS.register(
+    "metaworld_reset_frame",
+    ObsTerm("privileged", lambda lay: (18,), make=_sites(_reset_sites), applies=_applies),
+)
+OBS_TERMS.register(
+    "metaworld_goal",
+    ObsTerm("privileged", lambda lay: (3,), make=_sites(_target_site), applies=_applies),
+)
