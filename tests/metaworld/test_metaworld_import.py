@@ -14,7 +14,7 @@ import pytest
 from metasim.errors import MetasimInputError
 from metasim.metaworld.checks.fields import FieldDiff, compare, compare_structs
 from metasim.metaworld.importer import paths
-from metasim.metaworld.importer.model import WELD_DATA
+from metasim.metaworld.importer.model import WELD_DATA, reset_frame_sites
 from metasim.metaworld.importer.source import MetaworldSource, parse_ref
 from metasim.metaworld.reference.simulator import MetaWorldRef
 from metasim.scene.sources import compile_task
@@ -35,7 +35,8 @@ LISTED_FIELDS = {
     "vis.map.force": "scales contact-force arrows, drawn only with that flag on",
 }
 LISTED_ELEMENTS = {
-    ("site", "ours"): {"mw_target"},  # each episode's `_target_pos`, metasim's own site
+    # each episode's `_target_pos` and reset frame, metasim's own sites
+    ("site", "ours"): {"mw_target", *reset_frame_sites()},
     ("mesh", "theirs"): "unused",  # meshes no geom uses: pruned from the import
     ("mat", "theirs"): "unused",  # materials no geom or site uses: pruned
     ("tex", "theirs"): "unused",  # textures no material uses: pruned
