@@ -50,6 +50,30 @@ def sawyer_names() -> dict[str, set[str]]:
     }
 
 
+@functools.cache
+def ignored_writes(task: str) -> frozenset[tuple[str, str]]:
+    """(field, name) of the site and geom frame fields that MuJoCo ignores at run time in
+    the package's own model: an element compiled at its body's frame (`sameframe` 1 or 2:
+    pos and quat unused; 3 or 4: quat unused). The package's reset writes some of them
+    (sweep-v3 writes the `goal` site's pos, a site at its body's origin): the write has
+    no effect there, so an episode does not carry it (and cannot: metasim refuses
+    per-episode rows MuJoCo would ignore)."""
+    from metasim.metaworld.importer.model import load_task_spec
+
+    m = load_task_spec(task).compile()
+    out = set()
+    for kind, obj, count in (("site", mujoco.mjtObj.mjOBJ_SITE, m.nsite),
+                             ("geom", mujoco.mjtObj.mjOBJ_GEOM, m.ngeom)):  # fmt: skip
+        same = getattr(m, f"{kind}_sameframe")
+        for i in range(count):
+            name = mujoco.mj_id2name(m, obj, i) or ""
+            if int(same[i]) in (1, 2):
+                out.add((f"{kind}_pos", name))
+            if int(same[i]) != 0:
+                out.add((f"{kind}_quat", name))
+    return frozenset(out)
+
+
 def metasim_name(kind: str, name: str) -> str:
     """The name of the task XML's element `name` of `kind` in metasim's model."""
     return (ROBOT_PREFIX if name in sawyer_names()[kind] else WORLD_PREFIX) + name
@@ -83,6 +107,8 @@ def states_file(
             )
         kind = field.split("_", 1)[0]
         for j, name in enumerate(change.names):
+            if (field, name) in ignored_writes(task):
+                continue  # MuJoCo ignores this write in the package too (sameframe)
             if name.startswith("#"):
                 raise MetasimInputError(
                     f"metaworld:{task}", [f"reset writes {field} of an unnamed {kind} ({name})"]

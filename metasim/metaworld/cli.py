@@ -1,0 +1,100 @@
+"""`metasim metaworld parity [--pairs N] [--seed S] [--steps T] [--benchmark B]
+[--tasks a,b] [--camera C] [--size PX] [--json] [--frames DIR]`: imported Meta-World
+tasks against the package itself (metaworld 3.1.1 on MuJoCo 3.3.0) on random (task,
+variation) pairs, with the raw-XML MuJoCo 4 control run that says why they part
+(`metasim.metaworld.checks.parity`). Exit 0 when every pair meets every target, 1 when
+one misses or the reference cannot run, 2 for bad arguments."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from metasim.cli.verbs import verb
+from metasim.guards import OUT_DIR, SEED, bounded_int, check_out_dir
+
+CAMERAS = ("corner", "corner2", "corner3", "corner4", "topview", "behindGripper", "gripperPOV")
+MAX_PATH_LENGTH = 500  # the package's episode length: rollouts cannot be longer
+
+
+def add_parser(verbs: Any) -> None:
+    """Add the `metaworld` verb and its sub-verb `parity`."""
+    mw = verbs.add_parser("metaworld", help="Meta-World tools (parity against the package)")
+    sub = mw.add_subparsers(dest="metaworld_verb", required=True, parser_class=type(mw))
+    par = sub.add_parser(
+        "parity",
+        help="run the package (MuJoCo 3.3), metasim and the raw task XML in MuJoCo 4 from "
+        "the same variation with the same smooth random actions; compare end effector, "
+        "objects and the first frame; say where and why the runs part",
+    )
+    par.add_argument(
+        "--pairs", type=bounded_int(1, 2500), default=10, help="(task, variation) pairs"
+    )
+    par.add_argument("--seed", type=SEED, default=None, help="draws the pairs and the actions")
+    par.add_argument("--steps", type=bounded_int(1, MAX_PATH_LENGTH), default=100)
+    par.add_argument(
+        "--benchmark", choices=("MT50", "MT10", "MT1"), default="MT50",
+        help="whose variations: MT50 (default) or MT10 (their seed-0 draws), MT1 (per task)",
+    )  # fmt: skip
+    par.add_argument("--tasks", default="", help="comma-separated env names (default: MT50)")
+    par.add_argument("--camera", choices=CAMERAS, default="corner", help="first-frame camera")
+    par.add_argument("--size", type=bounded_int(16, 1024), default=240, help="frame side, px")
+    par.add_argument("--json", action="store_true", help="print the summary as JSON")
+    par.add_argument(
+        "--frames", type=OUT_DIR, metavar="DIR", help="write each pair's two first frames as PNG"
+    )
+
+
+def _tasks(text: str, benchmark: str) -> list[str]:
+    """The env names to draw from: `--tasks` (checked) or the benchmark's (MT50's for MT1)."""
+    from metasim.errors import MetasimInputError
+    from metasim.metaworld.importer import paths
+    from metasim.metaworld.importer.source import benchmark_tasks
+
+    bench = "MT50" if benchmark == "MT1" else benchmark
+    allowed = benchmark_tasks()[f"{bench}/train"] if bench != "MT50" else paths.task_names()
+    if not text.strip():
+        return list(allowed)
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in names if t not in allowed]
+    if bad:
+        raise MetasimInputError(
+            "--tasks", [f"unknown task(s) {bad} for {benchmark}; expected env names such as "
+                        f"{allowed[0]!r} (one of {len(allowed)})"],
+        )  # fmt: skip
+    return names
+
+
+def _progress(line: str) -> None:
+    sys.stderr.write(line + "\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `metasim metaworld parity` (see the module doc for the exit codes)."""
+    from metasim.errors import one_line
+    from metasim.metaworld.checks.parity import DEFAULT_SEED
+    from metasim.metaworld.checks.parity_report import format_table, run_parity
+    from metasim.metaworld.reference.simulator import MetaWorldRefError
+
+    tasks = _tasks(args.tasks, args.benchmark)
+    if args.frames:
+        check_out_dir(args.frames, "--frames")
+    seed = DEFAULT_SEED if args.seed is None else args.seed
+    note = None if args.json else _progress
+    try:
+        summary = run_parity(
+            args.pairs, seed, tasks, steps=args.steps, benchmark=args.benchmark,
+            camera=args.camera, size=args.size, progress=note,
+            frames=Path(args.frames) if args.frames else None,
+        )  # fmt: skip
+    except MetaWorldRefError as exc:
+        sys.stderr.write(f"error: the Meta-World reference failed: {one_line(str(exc))}\n")
+        return 1
+    print(json.dumps(summary) if args.json else format_table(summary))
+    return 0 if summary["ok"] else 1
+
+
+verb("metaworld", add_parser, run)
