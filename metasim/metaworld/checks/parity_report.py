@@ -124,8 +124,13 @@ def format_table(summary: dict[str, Any]) -> str:
     for p in s["pairs"]:
         if p["part_step"]:
             lines.append(
-                f"- {p['task']} v{p['variation']}: parts at step {p['part_step']} after "
-                f"{_contact(p['part_contact'])}; why: {p['cause']}"
+                f"- {p['task']} v{p['variation']}: parts at step {p['part_step']} "
+                + (
+                    f"after the contact {_contact(p['part_contact'])}"
+                    if p["part_contact"]
+                    else "before any robot contact"
+                )
+                + f"; why: {p['cause']}"
             )
     t = s["targets"]
     lines.append(

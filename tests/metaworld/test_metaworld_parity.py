@@ -1,0 +1,101 @@
+"""`metasim metaworld parity`: imported Meta-World tasks against the package itself
+(metaworld 3.1.1 on MuJoCo 3.3.0), with the raw task XML in metasim's MuJoCo 4 as the
+control run. CI runs 2 MT1 pairs (about 20-40 s: most of it the reference's reset states
+of 50 variations per task); the `slow` test runs the documented 10 MT50 pairs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from metasim.cli.main import main
+from metasim.metaworld.checks.parity import (
+    DEFAULT_SEED,
+    EEF_TARGET_M,
+    OBJECT_TARGET_M,
+    PSNR_TARGET_DB,
+    SAME_M,
+    smooth_actions,
+)
+from metasim.metaworld.checks.parity_report import format_table, run_parity
+from metasim.metaworld.reference.simulator import MetaWorldRef
+
+# Two tasks, seed 9: plate-slide-v3 variation 43's claw touches the puck at step 35 (the
+# CI seed was picked so that one pair has a contact; the documented run's seed was not).
+CI_TASKS = ["plate-slide-v3", "push-v3"]
+CI_SEED = 9
+
+
+def _assert_targets(pair: dict) -> None:
+    assert pair["eef_before_contact_mm"] <= EEF_TARGET_M * 1e3, pair
+    assert pair["untouched_max_mm"] <= OBJECT_TARGET_M * 1e3, pair
+    assert pair["psnr_db"] >= PSNR_TARGET_DB, pair
+
+
+def test_two_pairs_meet_the_targets_and_name_the_contact(mw_ref: MetaWorldRef) -> None:
+    s = run_parity(2, CI_SEED, CI_TASKS, benchmark="MT1", size=96, ref=mw_ref)
+    assert s["ok"] and len(s["pairs"]) == 2
+    for pair in s["pairs"]:
+        _assert_targets(pair)
+        # the control: metasim equals the package's XML run raw in the same MuJoCo
+        assert pair["metasim_vs_control_max_mm"] <= SAME_M * 1e3, pair
+        # and the reference is a different engine: the runs are not bit-equal
+        assert pair["eef_max_mm"] > 0.0
+    touched = [p for p in s["pairs"] if p["contact_step"]]
+    assert touched, "the CI pairs should include a robot contact"
+    first = touched[0]
+    robot_body, _, other_body, other_geom = first["first_contact"]
+    assert robot_body and (other_body or other_geom), first
+    table = format_table(s)
+    assert f"| {first['task']} | {first['variation']} |" in table
+    assert "all met" in table
+
+
+def test_the_actions_are_smooth_and_bounded() -> None:
+    a = smooth_actions(100, np.random.default_rng(0))
+    assert a.shape == (100, 4) and np.all(np.abs(a) <= 1.0)
+    assert np.abs(np.diff(a, axis=0)).mean() < 0.6  # a random walk, not white noise
+    assert np.ptp(a[:, 3]) > 1.0  # the gripper moves too
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--tasks", "reach-v9"], "unknown task"),
+        (["--pairs", "0"], "--pairs"),
+        (["--steps", "501"], "--steps"),
+        (["--seed", "-3"], "--seed"),
+        (["--camera", "fisheye"], "--camera"),
+    ],
+)
+def test_bad_input_is_one_paragraph_and_exit_2(
+    argv: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["metaworld", "parity", *argv]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_ten_pairs_as_documented(capsys: pytest.CaptureFixture[str]) -> None:
+    """The documented run (docs/metaworld.md, "Parity"): 10 MT50 pairs, seed 20261125.
+    Every pair's PSNR and untouched objects meet their targets; the end effector meets
+    1 mm in 9 of 10 (coffee-button-v3 variation 11: 1.13 mm before any contact); every
+    difference from the reference is the MuJoCo version's (metasim equals the raw-XML
+    MuJoCo 4 run), and the report says where the runs part."""
+    code = main(["metaworld", "parity", "--json"])
+    s = json.loads(capsys.readouterr().out)
+    assert s["seed"] == DEFAULT_SEED and len(s["pairs"]) == 10
+    assert code == (0 if s["ok"] else 1)
+    for pair in s["pairs"]:
+        assert pair["psnr_db"] >= PSNR_TARGET_DB
+        assert pair["untouched_max_mm"] <= OBJECT_TARGET_M * 1e3
+        assert pair["metasim_vs_control_max_mm"] <= SAME_M * 1e3
+        if pair["part_step"]:
+            assert pair["cause"].startswith("MuJoCo version"), pair
+    assert sum(p["eef_before_contact_mm"] <= EEF_TARGET_M * 1e3 for p in s["pairs"]) >= 9
+    parted = [p for p in s["pairs"] if p["part_step"] and p["part_contact"]]
+    assert parted  # plate-slide-v3 variation 8: at step 29, after the claw touches the puck
