@@ -34,6 +34,7 @@ from metasim.tasks.fixture_placement import (
     nominal_fixture_poses,
     sample_fixture_poses,
 )
+from metasim.tasks.init_states import FieldValues
 from metasim.tasks.predicates import TaskView
 from metasim.tasks.task import TaskRuntime
 
@@ -135,13 +136,8 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self._noise_rngs = [np.random.default_rng(0) for _ in range(num_envs)]
         # Each env's current fixture poses (scenes whose fixtures are re-placed per episode)
         self._fixtures = nominal_fixture_poses(self.compiled, num_envs)
-        # Each env's model rows its episode's recorded initial state sets (init_states'
-        # state_fields), starting from the compiled model's values
-        init = self.task.init_states
-        self._state_fields = [
-            np.repeat(getattr(self.compiled.model, f.field)[f.index][None], num_envs, axis=0)
-            for f in (init.fields if init is not None else ())
-        ]
+        # Each env's model rows its episode's recorded initial state sets (state_fields)
+        self._state_fields = FieldValues(self.task.init_states, self.compiled.model, num_envs)
         self._build_spaces()
         # Actions waiting out the latency: (latency, B, action_dim), oldest first.
         self._pending = np.zeros((self.noise.action_latency, num_envs, self.controller.dim))
@@ -219,7 +215,8 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         base = self.handler.default_state(len(env_ids))
         state = self.task.sample_initial(base, seeds, episodes)
         self._place_fixtures(env_ids, seeds)
-        self._set_state_fields(env_ids, episodes, seeds)
+        for edit in self._state_fields.edits(env_ids, episodes or [int(s) for s in seeds]):
+            self.handler.apply(edit)
         self.handler.reset(env_ids, state)
         init = self.task.init_states
         self.controller.reset(env_ids, state.qpos, stale=init is not None and init.stale_controller)
@@ -247,19 +244,6 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         for j, body in enumerate(current.bodies):
             self.handler.apply(ModelEdit("body_pos", int(body), current.pos[:, j]))
             self.handler.apply(ModelEdit("body_quat", int(body), current.quat[:, j]))
-
-    def _set_state_fields(
-        self, env_ids: np.ndarray, episodes: list[int] | None, seeds: list[int]
-    ) -> None:
-        """Set the model rows the episodes' recorded initial states carry (per-env edits)."""
-        init = self.task.init_states
-        if init is None or not init.fields:
-            return
-        ks = list(episodes) if episodes is not None else [int(s) for s in seeds]
-        rows = [init.index(k) for k in ks]
-        for current, f in zip(self._state_fields, init.fields, strict=True):
-            current[env_ids] = f.rows[rows]
-            self.handler.apply(ModelEdit(f.field, f.index, current))
 
     def fixture_poses(self) -> FixturePoses | None:
         """The fixture poses each env's episode runs with (pos (B, n, 3), quat (B, n, 4));

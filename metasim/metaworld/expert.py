@@ -27,7 +27,7 @@ class Observer:
 
     def __init__(self, task: str, num_envs: int) -> None:
         self.task = task
-        self.prev = np.zeros((num_envs, FRAME))
+        self.prev: np.ndarray = np.zeros((num_envs, FRAME))
         self.fresh = np.ones(num_envs, dtype=bool)
 
     def reset(self, env_ids: np.ndarray) -> None:

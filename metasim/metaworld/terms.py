@@ -17,6 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from metasim.envs.terms import OBS_TERMS, Layout, ObsTerm
+from metasim.metaworld.kinds import MetaworldWorld
 from metasim.metaworld.state import WORLD_PREFIX
 from metasim.sim.base import Kinematics
 
@@ -24,8 +25,8 @@ from metasim.sim.base import Kinematics
 def task_of(layout: Layout) -> str | None:
     """The Meta-World task of the layout's scene (its `metaworld_world` fixture), if any."""
     for fx in layout.compiled.scene.fixtures:
-        if getattr(fx, "type", None) == "metaworld_world":
-            return str(fx.task)
+        if isinstance(fx, MetaworldWorld):
+            return fx.task
     return None
 
 

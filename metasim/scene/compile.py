@@ -147,13 +147,6 @@ def compile_scene(
     return CompiledScene(scene, source, robot, spec, model, index, substeps)
 
 
-_JACOBIAN = {
-    "auto": mujoco.mjtJacobian.mjJAC_AUTO,
-    "dense": mujoco.mjtJacobian.mjJAC_DENSE,
-    "sparse": mujoco.mjtJacobian.mjJAC_SPARSE,
-}
-
-
 def _options(spec: mujoco.MjSpec, scene: Scene) -> None:
     phys = scene.physics
     spec.option.timestep = phys.timestep
@@ -168,7 +161,7 @@ def _options(spec: mujoco.MjSpec, scene: Scene) -> None:
         spec.option.ls_iterations = phys.ls_iterations
     if phys.tolerance is not None:
         spec.option.tolerance = phys.tolerance
-    spec.option.jacobian = _JACOBIAN[phys.jacobian]
+    spec.option.jacobian = getattr(mujoco.mjtJacobian, f"mjJAC_{phys.jacobian.upper()}")
     spec.option.cone = (
         mujoco.mjtCone.mjCONE_ELLIPTIC
         if phys.cone == "elliptic"

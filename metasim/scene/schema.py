@@ -314,10 +314,8 @@ class PhysicsSpec(Strict):
     """Constraint solver iterations (MuJoCo's default, 100, when unset)."""
     ls_iterations: Annotated[int, Field(ge=1)] | None = None
     """Line-search iterations of the solver (MuJoCo's default, 50, when unset)."""
-    tolerance: NonNegFloat | None = None
-    """The solver's early-termination tolerance (MuJoCo's default, 1e-8, when unset)."""
-    jacobian: Literal["auto", "dense", "sparse"] = "auto"
-    """The constraint Jacobian's storage (MuJoCo's `jacobian` option)."""
+    tolerance: NonNegFloat | None = None  # the solver's (MuJoCo's 1e-8 when unset)
+    jacobian: Literal["auto", "dense", "sparse"] = "auto"  # the constraint Jacobian's storage
 
 
 @holds_kinds

@@ -17,7 +17,7 @@ import numpy as np
 from metasim.errors import MetasimInputError
 from metasim.scene.compile import CompiledScene
 from metasim.scene.task_schema import InitStatesSpec
-from metasim.sim.base import SimState
+from metasim.sim.base import ModelEdit, SimState
 
 
 def joint_addresses(
@@ -172,3 +172,26 @@ def _frame_ignored(field: str, sameframe: int) -> bool:
     if field.endswith("_pos"):
         return sameframe in (1, 2)
     return field.endswith("_quat") and sameframe != 0
+
+
+class FieldValues:
+    """Each env's values of the model rows its episode's initial state sets
+    (`InitStates.fields`), starting from the compiled model's; `edits` gives the per-env
+    model edits for episodes starting in some envs."""
+
+    def __init__(self, init: InitStates | None, model: mujoco.MjModel, num_envs: int) -> None:
+        self.init, self.fields = init, init.fields if init is not None else ()
+        self.current = [
+            np.repeat(getattr(model, f.field)[f.index][None], num_envs, axis=0) for f in self.fields
+        ]
+
+    def edits(self, env_ids: np.ndarray, episodes: list[int]) -> list[ModelEdit]:
+        """The edits (every env's rows) once episodes `episodes` start in `env_ids`."""
+        if self.init is None or not self.fields:
+            return []
+        rows = [self.init.index(k) for k in episodes]
+        out = []
+        for current, f in zip(self.current, self.fields, strict=True):
+            current[env_ids] = f.rows[rows]
+            out.append(ModelEdit(f.field, f.index, current))
+        return out

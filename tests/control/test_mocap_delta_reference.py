@@ -47,12 +47,14 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def reference() -> dict:
-    from metasim.metaworld.reference.simulator import venv_ok, venv_python
+    from metasim.metaworld.reference.simulator import MetaWorldRefError, ensure_venv
 
-    if not venv_ok():
-        pytest.skip("the Meta-World reference venv (.cache/metaworld-ref) is not built")
+    try:
+        python = ensure_venv()
+    except MetaWorldRefError as exc:
+        pytest.skip(f"cannot build the Meta-World reference venv (offline?): {exc}")
     done = subprocess.run(
-        [str(venv_python()), "-c", REFERENCE, str(STEPS)],
+        [str(python), "-c", REFERENCE, str(STEPS)],
         capture_output=True,
         text=True,
         timeout=300,

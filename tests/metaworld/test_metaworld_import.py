@@ -9,14 +9,19 @@ import os
 from pathlib import Path
 
 import mujoco
+import numpy as np
 import pytest
 
 from metasim.errors import MetasimInputError
 from metasim.metaworld.checks.fields import FieldDiff, compare, compare_structs
 from metasim.metaworld.importer import paths
 from metasim.metaworld.importer.model import WELD_DATA, reset_frame_sites
+from metasim.metaworld.importer.scene import scene_dict
 from metasim.metaworld.importer.source import MetaworldSource, parse_ref
+from metasim.metaworld.reference import initstates
 from metasim.metaworld.reference.simulator import MetaWorldRef
+from metasim.scene.compile import compile_scene
+from metasim.scene.schema import Scene
 from metasim.scene.sources import compile_task
 
 FULL = os.environ.get("METASIM_METAWORLD_FULL") == "1"
@@ -66,7 +71,7 @@ def _weld_flag(d: FieldDiff) -> bool:
 @pytest.mark.parametrize("ref", TASKS)
 def test_a_task_imports_as_the_package_compiles_it(ref: str) -> None:
     _, _, task = parse_ref(ref)
-    compiled = compile_task(ref)
+    compiled = compile_scene(Scene.model_validate(scene_dict(task, states=False)))
     theirs = mujoco.MjModel.from_xml_path(str(paths.task_xml(task)))
     theirs.eq_data[:, : len(WELD_DATA)] = WELD_DATA  # as the package's env constructor does
     count, diffs, extra = compare(compiled.model, theirs)
@@ -112,3 +117,42 @@ def test_a_bad_reference_says_what_is_expected() -> None:
 def test_the_facts_name_the_package_files() -> None:
     for task, facts in paths.facts().items():
         assert Path(paths.task_xml(task)).is_file(), (task, facts["xml"])
+
+
+@pytest.mark.parametrize("ref", TASKS)
+def test_a_task_resets_to_the_package_variations(ref: str) -> None:
+    """Episodes 0-2 start where the package's reset leaves variations 0-2 (in any env
+    slot): every joint, the hand, the mocap target, the goal and the observation frame."""
+    from metasim.envs.vec_env import MetasimVectorEnv, episode_seed
+    from metasim.metaworld.importer.init_states import metasim_name
+    from metasim.metaworld.obs import RESET_FRAME_STALE
+
+    bench, split, task = parse_ref(ref)
+    states = initstates.init_states(task, bench, split, 0, range(50))
+    env = MetasimVectorEnv(compile_task(ref), num_envs=3, action_space="mocap_delta")
+    try:
+        order = [2, 0, 1]  # episode k in another slot than k
+        seeds = [episode_seed(0, k) for k in order]
+        obs, _ = env.reset(seed=0, options={"episodes": order, "seeds": seeds})
+        kin, model = env.handler.kinematics(), env.compiled.model
+        qpos, start = env.handler.get_state().qpos, 0
+        for k, (name, _, nq, _) in enumerate(states.joints):  # every joint, by name
+            adr = model.jnt_qposadr[model.joint(metasim_name("jnt", name or f"joint{k}")).id]
+            ours, theirs = qpos[:, adr : adr + nq], states.qpos[order, start : start + nq]
+            np.testing.assert_allclose(ours, theirs, atol=1e-12, err_msg=name)
+            start += nq
+        mocap = env.handler.get_state().mocap_pos[:, 0]
+        np.testing.assert_allclose(mocap, states.mocap_pos[order, 0], atol=1e-12)
+        privileged = obs["privileged"]
+        np.testing.assert_allclose(privileged["metaworld_goal"], states.target_pos[order])
+        np.testing.assert_allclose(
+            privileged["metaworld_reset_frame"], states.obs[order, :18], atol=1e-12
+        )
+        if task not in RESET_FRAME_STALE:  # the state's own kinematics are the package's
+            hand = kin.body_pos[:, model.body("robot/hand").id]
+            np.testing.assert_allclose(hand, states.hand[order], atol=1e-9)
+            np.testing.assert_allclose(
+                privileged["metaworld_frame"], states.obs[order, :18], atol=1e-8
+            )
+    finally:
+        env.close()

@@ -27,7 +27,7 @@ from metasim.registry import UnknownName
 from metasim.rotations import axis_angle_to_mat
 from metasim.sim.base import Kinematics
 
-FACTS = Path(__file__).parents[2] / "docs/metaworld_facts.json"
+FACTS = Path(__file__).parents[2] / "metasim/metaworld/facts.json"
 CI_TASKS = [
     "assembly-v3",
     "basketball-v3",

@@ -78,6 +78,10 @@ def _libero_expert(stack: ExitStack, tmp: Path) -> dict[str, Any]:
     return {"actions": {"space": "osc_pose", "gripper": "pm1_open_neg"}}
 
 
+def _metaworld_expert(stack: ExitStack, tmp: Path) -> dict[str, Any]:
+    return {"actions": {"space": "mocap_delta", "gripper": "pm1_open_neg"}}
+
+
 CASES: dict[str, Case] = {
     "noop": _noop,
     "scripted": _scripted,
@@ -86,11 +90,18 @@ CASES: dict[str, Case] = {
     "http": _http,
     "lerobot": _lerobot,
     "libero_expert": _libero_expert,
+    "metaworld_expert": _metaworld_expert,
 }
-SUCCEEDS = {"scripted", "python", "openpi", "libero_expert"}  # a scripted expert behind each
+SUCCEEDS = {
+    "scripted",
+    "python",
+    "openpi",
+    "libero_expert",
+    "metaworld_expert",
+}  # a scripted expert behind each
 # The scene each kind is driven on (lift_cube unless named): the LIBERO expert solves
 # LIBERO's pick-and-place goals only, on LIBERO's torque-driven Panda (osc_pose).
-SCENE_OF = {"libero_expert": "libero_scene"}
+SCENE_OF = {"libero_expert": "libero_scene", "metaworld_expert": "metaworld_scene"}
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +110,13 @@ def libero_scene() -> Any:
     from metasim.scene.compile import compile_scene
 
     return compile_scene(load_task("libero:libero_spatial/0").scene)
+
+
+@pytest.fixture(scope="module")
+def metaworld_scene() -> Any:
+    from metasim.scene.sources import compile_task
+
+    return compile_task("metaworld:MT10/reach-v3")  # the package's expert solves it
 
 
 def test_every_registered_kind_has_a_case() -> None:

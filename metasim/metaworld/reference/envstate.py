@@ -175,11 +175,13 @@ def reset_row(env: Any, obs: Any, attrs: dict[str, Any]) -> dict[str, Any]:
         "qvel": np.array(d.qvel),
         "mocap_pos": np.array(d.mocap_pos),
         "mocap_quat": np.array(d.mocap_quat),
-        "obs": np.asarray(obs, dtype=np.float64),
+        "obs": np.array(obs, dtype=np.float64),
         "tcp_center": np.array(env.tcp_center, dtype=np.float64),
         "hand": np.array(d.body("hand").xpos),
-        "target_pos": np.asarray(env._target_pos, dtype=np.float64).reshape(3),
-        "rand_vec": np.asarray(env._last_rand_vec, dtype=np.float64),
+        # copies: basketball's `_target_pos` is a view of the goal site's xpos, and a
+        # reused env's next reset would rewrite it
+        "target_pos": np.array(env._target_pos, dtype=np.float64).reshape(3),
+        "rand_vec": np.array(env._last_rand_vec, dtype=np.float64),
         "attrs": attrs,
     }
 

@@ -14,6 +14,8 @@ in `metaworld-init/`; written atomically, read with allow_pickle=False.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import hashlib
 import json
 import os
@@ -28,7 +30,7 @@ import numpy as np
 from metasim.metaworld.reference.simulator import REQUIREMENTS, MetaWorldRef
 from metasim.paths import cache_dir
 
-FORMAT = 1  # bump when the stored layout changes
+FORMAT = 2  # bump when the stored layout or the recording changes
 ARRAYS = (
     *("qpos", "qvel", "mocap_pos", "mocap_quat", "obs"),
     *("tcp_center", "hand", "target_pos", "rand_vec", "seconds"),
@@ -80,6 +82,15 @@ def cache_file(task: str, benchmark: str, split: str, seed: int, variations: lis
     return cache_dir() / "metaworld-init" / f"{task}-{benchmark}-{split}-s{seed}-{digest}.npz"
 
 
+@functools.cache
+def shared_ref() -> MetaWorldRef:
+    """One reference worker per process for recordings (a worker keeps the benchmarks it
+    built: constructing MT50 resets every env 50 times, about 30 s), closed at exit."""
+    ref = MetaWorldRef()
+    atexit.register(ref.close)
+    return ref
+
+
 def init_states(
     task: str,
     benchmark: str = "MT50",
@@ -95,11 +106,7 @@ def init_states(
     path = cache_file(task, benchmark, split, seed, ks)
     if path.exists():
         return read(path)
-    if ref is None:
-        with MetaWorldRef() as own:
-            reply = own.init_states(task, benchmark, split, seed, ks)
-    else:
-        reply = ref.init_states(task, benchmark, split, seed, ks)
+    reply = (ref or shared_ref()).init_states(task, benchmark, split, seed, ks)
     states = from_reply(reply, task, benchmark, split, seed)
     write(states, path)
     return states

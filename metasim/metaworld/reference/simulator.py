@@ -128,10 +128,12 @@ class MetaWorldRef(RefWorker):
         split: str = "train",
         seed: int = 0,
         variations: list[int] | None = None,
+        reuse: bool = True,
     ) -> dict[str, Any]:
-        """The reset state of variations k (default [0]) of `task`: per k, a new env, the
-        k-th of the split's Tasks for that env name set (the order `expert` uses), and
-        `reset()` as the package's loop calls it. K = len(variations). Returns:
+        """The reset state of variations k (default [0]) of `task`: per k, the k-th of the
+        split's Tasks for that env name set (the order `expert` uses) and `reset()` as the
+        package's loop calls it, in one env (`reuse`, as the package's benchmark loops
+        reuse one) or a new env per k. K = len(variations). Returns:
 
         - joints: [[name, type (mjtJoint: 0 free, 2 slide, 3 hinge), nq, nv], ...] in
           model order; qpos (K, nq), qvel (K, nv) are those joints' values concatenated.
@@ -151,7 +153,13 @@ class MetaWorldRef(RefWorker):
         """
         ks = list(variations) if variations is not None else None
         return self.call(
-            "init_states", task=task, benchmark=benchmark, split=split, seed=seed, variations=ks
+            "init_states",
+            task=task,
+            benchmark=benchmark,
+            split=split,
+            seed=seed,
+            variations=ks,
+            reuse=reuse,
         )
 
     def expert_actions(self, task: str, obs: np.ndarray) -> np.ndarray:
