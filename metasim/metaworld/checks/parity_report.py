@@ -53,6 +53,7 @@ def pair_summary(r: PairResult) -> dict[str, Any]:
         "part_step": r.part_step,
         "part_contact": r.part_contact,
         "metasim_vs_control_max_mm": round(r.control_max() * 1e3, 9),
+        "metasim_vs_control_eef_max_mm": round(float(r.eef_control.max()) * 1e3, 12),
         "cause": r.cause() if r.part_step or r.control_max() else "",
         "misses": r.misses(),
         "seconds": {k: round(v, 2) for k, v in r.seconds.items()},
