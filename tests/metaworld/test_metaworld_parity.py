@@ -110,3 +110,24 @@ def test_reset_writes_mujoco_ignores_are_not_carried() -> None:
     for task in ("basketball-v3", "sweep-v3"):
         assert ("site_pos", "goal") in ignored_writes(task)
     assert ("site_pos", "goal") not in ignored_writes("reach-v3")
+
+
+def test_the_control_blames_the_import_when_metasim_leaves_it(
+    mw_ref: MetaWorldRef, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An injected fault: the control's hand 5% heavier than the package's (as if the
+    import had changed a mass). metasim now leaves the control and the verdict says so."""
+    from metasim.metaworld.checks import parity, parity_raw
+
+    real = parity_raw.raw_model
+
+    def heavier(*args: object) -> object:
+        m = real(*args)  # type: ignore[arg-type]
+        m.body_mass[m.body("hand").id] *= 1.05
+        return m
+
+    monkeypatch.setattr(parity_raw, "raw_model", heavier)
+    actions = smooth_actions(40, np.random.default_rng([CI_SEED, 0]))
+    r = parity.run_pair(mw_ref, "push-v3", 14, actions, benchmark="MT1", size=64)
+    assert r.control_max() > SAME_M
+    assert r.cause().startswith("import: metasim leaves the raw-XML MuJoCo 4 run at step")
