@@ -46,6 +46,20 @@ def add_parser(verbs: Any) -> None:
     par.add_argument(
         "--frames", type=OUT_DIR, metavar="DIR", help="write each pair's two first frames as PNG"
     )
+    _add_modeldiff(sub)
+
+
+def _add_modeldiff(sub: Any) -> None:
+    md = sub.add_parser(
+        "modeldiff",
+        help="every model field that differs between the package's task XML compiled by "
+        "MuJoCo 3.3.0 and 4.0, and between metasim's model and the reference's live model "
+        "of one variation, with its reason; exit 1 on a difference without one",
+    )
+    md.add_argument("--task", required=True, help="env name, e.g. pick-place-v3")
+    md.add_argument("--variation", type=bounded_int(0, 49), default=0)
+    md.add_argument("--benchmark", choices=("MT50", "MT10", "MT1"), default="MT50")
+    md.add_argument("--json", action="store_true", help="print the differences as JSON")
 
 
 def _tasks(text: str, benchmark: str) -> list[str]:
@@ -79,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
     from metasim.metaworld.checks.parity_report import format_table, run_parity
     from metasim.metaworld.reference.simulator import MetaWorldRefError
 
+    if args.metaworld_verb == "modeldiff":
+        return run_modeldiff(args)
     tasks = _tasks(args.tasks, args.benchmark)
     if args.frames:
         check_out_dir(args.frames, "--frames")
@@ -95,6 +111,31 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print(json.dumps(summary) if args.json else format_table(summary))
     return 0 if summary["ok"] else 1
+
+
+def run_modeldiff(args: argparse.Namespace) -> int:
+    """`metasim metaworld modeldiff`: exit 0 when every difference has its reason."""
+    from metasim.metaworld.checks import parity_fields as pf
+    from metasim.metaworld.reference.initstates import init_states
+    from metasim.metaworld.reference.simulator import ensure_venv
+
+    task = _tasks(args.task, args.benchmark)[0]
+    python = ensure_venv()
+    states = init_states(task, args.benchmark, "train", 0, range(50))
+    rows = [("3.3.0 vs 4.0 compile", d) for d in pf.version_diff(task, python)]
+    rows += [("metasim vs live", d) for d in pf.live_diff(task, args.variation, python, states)]
+    out = [
+        {"compare": c, "field": d.field, "element": d.element, "ours": [str(v) for v in d.ours],
+         "theirs": [str(v) for v in d.theirs], "reason": pf.reason(d, task)}
+        for c, d in rows
+    ]  # fmt: skip
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for r in out:
+            why = r["reason"] or "UNLISTED"
+            print(f"{r['compare']:<22} {r['field']:<22} {r['element']:<24} {why}")
+    return 1 if any(not r["reason"] for r in out) else 0
 
 
 verb("metaworld", add_parser, run)

@@ -53,7 +53,12 @@ class Track:
 def raw_model(task: str, states: InitStates, k: int) -> mujoco.MjModel:
     """The task XML compiled by metasim's MuJoCo, with the weld data the package's
     constructor writes and every model row the package's reset wrote for variation k."""
-    m = mujoco.MjModel.from_xml_path(str(paths.task_xml(task)))
+    return apply_reset_rows(mujoco.MjModel.from_xml_path(str(paths.task_xml(task))), states, k)
+
+
+def apply_reset_rows(m: mujoco.MjModel, states: InitStates, k: int) -> mujoco.MjModel:
+    """Write into `m` (a compile of the task XML, the package's names) the weld data the
+    package's constructor writes and the model rows variation k's reset writes."""
     for i in range(m.neq):
         if m.eq_type[i] == mujoco.mjtEq.mjEQ_WELD:
             m.eq_data[i, : len(WELD_DATA)] = WELD_DATA
