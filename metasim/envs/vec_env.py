@@ -21,6 +21,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
+from metasim.control.action_kinds.base import native_kind
 from metasim.control.actions import ActionController, ActionKind
 from metasim.envs.noise import RuntimeNoise
 from metasim.envs.terms import Layout, group_reader, terms_of
@@ -92,7 +93,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         scene: str | Path | Scene | CompiledScene,
         num_envs: int = 1,
         backend: str = "mujoco",
-        action_space: ActionKind = "ee_delta",
+        action_space: ActionKind | None = None,
         cameras: Sequence[str | CameraView] = (),
         device: str = "cpu",
         array_type: str = "numpy",
@@ -111,7 +112,8 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self.autoreset = autoreset
         self.handler = get_backend(backend).launch(self.compiled, num_envs, **backend_options)
         self.backend = backend
-        self.controller = ActionController(self.compiled, action_space, num_envs)
+        kind = action_space or native_kind(self.compiled.robot)  # none asked: the robot's
+        self.controller = ActionController(self.compiled, kind, num_envs)
         self.task = TaskRuntime(self.compiled)
         self.handler.track_contacts = self.task.needs_contacts
         self.views = tuple(c if isinstance(c, CameraView) else CameraView(c) for c in cameras)

@@ -140,3 +140,15 @@ def as_slice(index: np.ndarray | int) -> slice | np.ndarray | int:
     if len(index) and np.array_equal(index, np.arange(index[0], index[0] + len(index))):
         return slice(int(index[0]), int(index[0]) + len(index))
     return index
+
+
+def native_kind(robot: RobotDescriptor) -> str:
+    """The action kind a robot takes when none is asked for: `ee_delta` for position
+    actuators, else the first registered kind that drives its control (`osc_pose`,
+    `mocap_delta`)."""
+    if robot.control == "position":
+        return "ee_delta"
+    for name, kind in ACTION_KINDS.items():
+        if robot.control in kind.controls:
+            return name
+    raise ValueError(f"no action kind drives {robot.control!r} robots")
