@@ -212,3 +212,35 @@ def model_changes(fresh: Any, model: Any, lives: list[dict[str, Any]]) -> dict[s
             "fresh": np.array(getattr(fresh, field))[idx],
         }
     return out
+
+
+# What a task's reset writes in the model (docs/metaworld.md, "What reset writes").
+RESET_FIELDS = ("body_pos", "body_quat", "site_pos", "site_quat", "geom_pos", "geom_size")
+
+
+def built_state(env: Any) -> dict[str, Any]:
+    """The model fields reset may write, and the data, of the env's XML as compiled (what
+    a new env holds before its first reset; `set_task` may already have reset this one)."""
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_path(env.model_name)
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    return {
+        "model": {f: np.array(getattr(model, f)) for f in RESET_FIELDS},
+        "qpos": np.array(data.qpos), "qvel": np.array(data.qvel),
+        "mocap_pos": np.array(data.mocap_pos), "mocap_quat": np.array(data.mocap_quat),
+    }  # fmt: skip
+
+
+def as_built(env: Any, snap: dict[str, Any]) -> None:
+    """Put a reused env back as it was built: model fields, state and kinematics. Some
+    resets read positions before recomputing them (basketball's `_target_pos` reads the
+    hoop where the previous variation left it); a new env reads them as built."""
+    import mujoco
+
+    for f, v in snap["model"].items():
+        getattr(env.model, f)[:] = v
+    for key in ("qpos", "qvel", "mocap_pos", "mocap_quat"):
+        getattr(env.data, key)[:] = snap[key]
+    mujoco.mj_forward(env.model, env.data)

@@ -38,38 +38,6 @@ def _envstate() -> Any:
     return sys.modules["metasim_mw_envstate"]
 
 
-# What a task's reset writes in the model (docs/metaworld.md, "What reset writes").
-RESET_FIELDS = ("body_pos", "body_quat", "site_pos", "site_quat", "geom_pos", "geom_size")
-
-
-def _snapshot(env: Any) -> dict[str, Any]:
-    """The model fields reset may write, and the data, of the env's XML as compiled (what
-    a new env holds before its first reset; `set_task` may already have reset this one)."""
-    import mujoco
-
-    model = mujoco.MjModel.from_xml_path(env.model_name)
-    data = mujoco.MjData(model)
-    mujoco.mj_forward(model, data)
-    return {
-        "model": {f: np.array(getattr(model, f)) for f in RESET_FIELDS},
-        "qpos": np.array(data.qpos), "qvel": np.array(data.qvel),
-        "mocap_pos": np.array(data.mocap_pos), "mocap_quat": np.array(data.mocap_quat),
-    }  # fmt: skip
-
-
-def _as_built(env: Any, snap: dict[str, Any]) -> None:
-    """Put a reused env back as it was built: model fields, state and kinematics. Some
-    resets read positions before recomputing them (basketball's `_target_pos` reads the
-    hoop where the previous variation left it); a new env reads them as built."""
-    import mujoco
-
-    for f, v in snap["model"].items():
-        getattr(env.model, f)[:] = v
-    for key in ("qpos", "qvel", "mocap_pos", "mocap_quat"):
-        getattr(env.data, key)[:] = snap[key]
-    mujoco.mj_forward(env.model, env.data)
-
-
 class Worker:
     """Benchmarks built on demand (their 50 variations per task are drawn at construction,
     which resets every env 50 times), kept per (benchmark, split, seed, task)."""
@@ -216,7 +184,7 @@ class Worker:
             raise ValueError("variations must name at least one variation index")
         rows, lives, sets = [], [], []
         shared = self._env(benchmark, split, seed, task, ks[0]) if reuse else None
-        pristine = _snapshot(shared) if shared is not None else None
+        pristine = es.built_state(shared) if shared is not None else None
         _, tasks = self._split(benchmark, split, seed, task)
         mine = [t for t in tasks if t.env_name == task]
         for k in ks:
@@ -227,7 +195,7 @@ class Worker:
                 env = shared
                 env.set_task(mine[k])
                 assert pristine is not None
-                _as_built(env, pristine)
+                es.as_built(env, pristine)
             else:
                 env = self._env(benchmark, split, seed, task, k)
             try:
