@@ -106,3 +106,24 @@ def test_lights_and_cameras_are_the_scene_ones(scene: Scene) -> None:
     cams = {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_CAMERA, i) for i in range(m.ncam)}
     assert {c.name for c in scene.cameras} <= cams
     assert m.nlight >= len(scene.lights) > 0
+
+
+def test_state_noise_reaches_the_package_observation(scene: Scene) -> None:
+    """`state_noise` perturbs the frame the package's observation is built from (hand,
+    gripper, object poses: `metaworld_frame`), so it reaches `metaworld_expert` and any
+    policy fed the 39-D observation; the goal is not a measured state and stays exact."""
+    from metasim.envs.vec_env import MetasimVectorEnv
+
+    compiled = compile_scene(scene)
+    got = []
+    for noise in (RuntimeNoise(), RuntimeNoise(state_noise=0.01)):
+        env = MetasimVectorEnv(compiled, num_envs=2, action_space="mocap_delta", noise=noise)
+        try:
+            obs, _ = env.reset(seed=0)
+            got.append(obs["privileged"])
+        finally:
+            env.close()
+    clean, noisy = got
+    gap = np.abs(noisy["metaworld_frame"] - clean["metaworld_frame"])
+    assert 0.001 < gap.max() < 0.1
+    np.testing.assert_array_equal(noisy["metaworld_goal"], clean["metaworld_goal"])
