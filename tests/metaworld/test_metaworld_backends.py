@@ -88,3 +88,13 @@ def test_bench_hook_reports_metasim_and_the_package(mw_python: Path) -> None:
     assert out["reference"] > 0 and out["reference_load_s"] > 0
     for n, rate in out["metasim"].items():
         assert out["ratio"][n] == pytest.approx(rate / out["reference"], rel=0.02, abs=0.01)
+
+
+@pytest.mark.slow
+def test_warp_refuses_meta_world_episodes(mw_python: Path) -> None:
+    """Every Meta-World episode sets per-env model rows (the goal site, the reset-frame
+    sites; a fixture body in 33 tasks), which the warp backend does not apply: refused
+    as an unsupported scene (the runner's exit 2), not a crash mid-run."""
+    compiled = compile_scene(SOURCE.load("metaworld:MT10/drawer-open-v3"))
+    with pytest.raises(UnsupportedScene, match="per-env model edits"):
+        MetasimVectorEnv(compiled, 1, backend="warp", action_space="mocap_delta").reset(seed=0)
