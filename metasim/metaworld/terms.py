@@ -72,7 +72,8 @@ def _applies(layout: Layout) -> bool:
 
 
 OBS_TERMS.register(
-    "metaworld_frame", ObsTerm("privileged", lambda lay: (18,), make=_frame, applies=_applies)
+    "metaworld_frame",
+    ObsTerm("privileged", lambda lay: (18,), make=_frame, noise=True, applies=_applies),
 )
 OBS_TERMS.register(
     "metaworld_reset_frame",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
+from typing import Any
 
 from metasim.errors import MetasimInputError
 from metasim.scene.schema import Scene
@@ -68,3 +69,10 @@ class MetaworldSource(TaskSource):
             prefix = "" if bench == DEFAULT_BENCHMARK else f"{bench}{test}/"
             out[name] = [f"metaworld:{prefix}{t}" for t in tasks]
         return out
+
+    def bench(self, ref: str, num_envs: list[int], steps: int) -> dict[str, Any]:
+        """`metasim bench physics --scene metaworld:<task>`: env-steps/s next to the
+        package's own loop (`metasim.metaworld.bench`)."""
+        from metasim.metaworld.bench import bench_metaworld
+
+        return bench_metaworld(ref, num_envs, steps)

@@ -244,3 +244,17 @@ def as_built(env: Any, snap: dict[str, Any]) -> None:
     for key in ("qpos", "qvel", "mocap_pos", "mocap_quat"):
         getattr(env.data, key)[:] = snap[key]
     mujoco.mj_forward(env.model, env.data)
+
+
+def timed_steps(env: Any, actions: np.ndarray) -> float:
+    """Seconds for env.step over `actions` (T, 4) after a reset, resetting at truncation
+    (resets inside the loop count, as in an evaluation loop)."""
+    import time
+
+    env.reset()
+    start = time.perf_counter()
+    for action in actions:
+        _, _, terminated, truncated, _ = env.step(action)
+        if terminated or truncated:
+            env.reset()
+    return time.perf_counter() - start

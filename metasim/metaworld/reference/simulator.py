@@ -239,3 +239,14 @@ class MetaWorldRef(RefWorker):
                 variation=variation,
             )
         )
+
+    def bench_steps(
+        self, task: str, steps: int, *, benchmark: str = "MT1", variation: int = 0, seed: int = 0
+    ) -> float:
+        """Seconds the package's own loop takes for `steps` env.step calls with uniform random
+        actions (reset at truncation, counted), timed inside the worker (no pipe cost)."""
+        reply = self.call(
+            "bench_steps", task=task, steps=steps, benchmark=benchmark, variation=variation,
+            seed=seed,
+        )  # fmt: skip
+        return float(reply["seconds"])

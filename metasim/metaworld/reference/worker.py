@@ -6,7 +6,8 @@ Served by `metasim/sim/refwire.py` (`python -P refwire.py worker.py`: JSON lines
 as base64, never pickle), as LIBERO's reference worker is; it calls `commands()` below.
 
 Commands: versions · tasks(benchmark, split, seed) · variations(benchmark, split, seed, task)
-· facts(task) · expert(benchmark, split, seed, task, variation, env_seed, max_steps) · close.
+· facts(task) · expert(benchmark, split, seed, task, variation, env_seed, max_steps)
+· bench_steps(task, steps) · close (and the ops listed in `commands()`).
 
 `benchmark` is MT10, MT25, MT50, ML10, ML25, ML45 or MT1/ML1 (those with `task`); `seed`
 seeds the benchmark's variation draw (`metaworld.MT50(seed=...)`); variation k of a task is
@@ -346,6 +347,19 @@ class Worker:
         reward, info = env.evaluate_state(obs, np.zeros(4, dtype=np.float32))
         return {**{k: float(v) for k, v in info.items()}, "reward": float(reward), "obs": obs}
 
+    def bench_steps(
+        self, task: str, steps: int, benchmark: str = "MT1", variation: int = 0, seed: int = 0
+    ) -> dict[str, Any]:
+        """Seconds for `steps` env.step calls with uniform random actions (seeded) in the
+        package's own gymnasium loop, resetting at truncation; the reset before the timed
+        loop is not counted, resets inside it are (as in an evaluation loop)."""
+        env = self._env(benchmark, "train", 0, task, variation)
+        try:
+            acts = np.random.default_rng(seed).uniform(-1.0, 1.0, size=(int(steps), 4))
+            return {"seconds": _envstate().timed_steps(env, acts), "steps": int(steps)}
+        finally:
+            env.close()
+
     @staticmethod
     def _episode(env: Any, policy: Any, horizon: int, until_success: bool) -> dict[str, Any]:
         start = time.perf_counter()
@@ -380,4 +394,5 @@ def commands() -> dict[str, Callable[..., dict[str, Any]]]:
         "expert_actions": worker.expert_actions,
         "rollout": worker.rollout,
         "evaluate": worker.evaluate,
+        "bench_steps": worker.bench_steps,
     }

@@ -1,7 +1,8 @@
 """The batched, jitted pieces of the MJX backend: model batching, step, observe, reset.
 
 Every env has its own copy of a few model fields (`BATCHED_FIELDS`) from the start, so a
-physics perturbation (friction, mass, damping, gains, gravity) is one write into a
+physics perturbation (friction, mass, damping, gains, gravity) or a per-episode placement
+(body and site positions) is one write into a
 (B, ...) array and never a recompile; `vmap` maps those fields with `in_axes=0` and
 shares the rest (`in_axes=None`), as MuJoCo Playground does for domain randomisation.
 
@@ -34,6 +35,11 @@ BATCHED_FIELDS = {
     "actuator_gainprm": "actuator_gainprm",
     "actuator_biasprm": "actuator_biasprm",
     "gravity": "opt.gravity",
+    # Placements a task's recorded initial states carry per episode (Meta-World's reset
+    # moves a fixture body and the goal site) and fixture poses drawn per episode.
+    "body_pos": "body_pos",
+    "body_quat": "body_quat",
+    "site_pos": "site_pos",
 }
 
 # State fields of mjx.Data, in SimState's names.

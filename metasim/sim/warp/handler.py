@@ -18,7 +18,7 @@ import numpy as np
 import warp as wp
 
 from metasim.scene.compile import CompiledScene
-from metasim.sim.base import SimState
+from metasim.sim.base import SimState, UnsupportedScene
 from metasim.sim.mujoco.handler import BackendHandler as NativeHandler
 from metasim.sim.warp import batch
 from metasim.sim.warp.support import pick_device, put_model
@@ -78,7 +78,9 @@ class BackendHandler(NativeHandler):
         self._run(self._load, [int(i) for i in env_ids])
 
     def _apply(self, field: str, index: int, values: np.ndarray) -> None:
-        raise ValueError(
+        # UnsupportedScene (a ValueError): the evaluation runner reports it as bad input
+        # (a task whose episodes carry model rows, e.g. Meta-World's goal sites).
+        raise UnsupportedScene(
             f"the warp backend does not apply per-env model edits yet (asked for {field!r}); "
             "run physics perturbations on backend=mujoco or mjx"
         )
