@@ -300,6 +300,35 @@ class Worker:
             out["frame"] = frame
         return out
 
+    def frame(
+        self,
+        task: str,
+        camera: str,
+        width: int = 480,
+        height: int = 480,
+        cam_pos: Any = None,
+        benchmark: str = "MT50",
+        split: str = "train",
+        seed: int = 0,
+        variation: int = 0,
+    ) -> dict[str, Any]:
+        """env.render() of `camera` after reset, as the package returns it: frame (H, W, 3)
+        uint8. `cam_pos` (3,) first moves that camera in the model (before reset), as
+        LeRobot's Meta-World env moves corner2 (`env.model.cam_pos[...] = ...`)."""
+        kwargs = {"render_mode": "rgb_array", "camera_name": camera}
+        env = self._env(benchmark, split, seed, task, variation, width=width, height=height,
+                        **kwargs)  # fmt: skip
+        try:
+            if cam_pos is not None:
+                import mujoco
+
+                cam = mujoco.mj_name2id(env.model, mujoco.mjtObj.mjOBJ_CAMERA, camera)
+                env.model.cam_pos[cam] = np.asarray(cam_pos, dtype=np.float64).reshape(3)
+            env.reset()
+            return {"frame": np.asarray(env.render(), dtype=np.uint8)}
+        finally:
+            env.close()
+
     def evaluate(
         self,
         task: str,
@@ -380,4 +409,5 @@ def commands() -> dict[str, Callable[..., dict[str, Any]]]:
         "expert_actions": worker.expert_actions,
         "rollout": worker.rollout,
         "evaluate": worker.evaluate,
+        "frame": worker.frame,
     }
