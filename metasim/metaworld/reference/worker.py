@@ -300,30 +300,17 @@ class Worker:
             out["frame"] = frame
         return out
 
-    def frame(
-        self,
-        task: str,
-        camera: str,
-        width: int = 480,
-        height: int = 480,
-        cam_pos: Any = None,
-        benchmark: str = "MT50",
-        split: str = "train",
-        seed: int = 0,
-        variation: int = 0,
-    ) -> dict[str, Any]:
-        """env.render() of `camera` after reset, as the package returns it: frame (H, W, 3)
-        uint8. `cam_pos` (3,) first moves that camera in the model (before reset), as
-        LeRobot's Meta-World env moves corner2 (`env.model.cam_pos[...] = ...`)."""
-        kwargs = {"render_mode": "rgb_array", "camera_name": camera}
-        env = self._env(benchmark, split, seed, task, variation, width=width, height=height,
-                        **kwargs)  # fmt: skip
+    def frame(self, task: str, camera: str, cam_pos: Any = None, **where: Any) -> dict[str, Any]:
+        """frame (H, W, 3) uint8: env.render() of `camera` after reset (`where`: width, height,
+        benchmark, split, seed, variation); `cam_pos` (3,) moves it first, as LeRobot does."""
+        size = {"width": int(where.pop("width", 480)), "height": int(where.pop("height", 480))}
+        bench, split = where.get("benchmark", "MT50"), where.get("split", "train")
+        env = self._env(bench, split, int(where.get("seed", 0)), task,
+                        int(where.get("variation", 0)), render_mode="rgb_array",
+                        camera_name=camera, **size)  # fmt: skip
         try:
             if cam_pos is not None:
-                import mujoco
-
-                cam = mujoco.mj_name2id(env.model, mujoco.mjtObj.mjOBJ_CAMERA, camera)
-                env.model.cam_pos[cam] = np.asarray(cam_pos, dtype=np.float64).reshape(3)
+                env.model.cam_pos[env.model.camera(camera).id] = np.asarray(cam_pos).reshape(3)
             env.reset()
             return {"frame": np.asarray(env.render(), dtype=np.uint8)}
         finally:
