@@ -4,7 +4,11 @@
   (tcp_center), gripper distance, up to two objects' position and quaternion;
 - `metaworld_reset_frame` (B, 18): the frame the package's reset returned for the
   episode's variation (recorded with its initial state);
-- `metaworld_goal` (B, 3): the episode's `_target_pos`.
+- `metaworld_goal` (B, 3): the episode's `_target_pos`;
+- `metaworld_agent_pos` (B, 4), a `policy` term (a state part of policy presets): the
+  hand and the gripper distance, observation[0:4] as the package's `step` returns it
+  (clipped to the hand box and [-1, 1]): what LeRobot's Meta-World env feeds policies as
+  `agent_pos` -> `observation.state` (`policies/lerobot_metaworld.yaml`).
 
 A policy that reads the package's 39-D observation (its scripted policies, a checkpoint
 trained on it) builds it from these (`metasim.metaworld.expert.Observer`).
@@ -45,6 +49,14 @@ def _frame(layout: Layout) -> Callable[[Kinematics], np.ndarray]:
     return lambda kin: frame(task, MwState(model, kin, kin.site_pos[:, target]))
 
 
+def _agent_pos(layout: Layout) -> Callable[[Kinematics], np.ndarray]:
+    from metasim.metaworld.obs import HAND_HIGH, HAND_LOW
+
+    full = _frame(layout)
+    low, high = np.append(HAND_LOW, -1.0), np.append(HAND_HIGH, 1.0)
+    return lambda kin: np.clip(full(kin)[:, :4], low, high)
+
+
 def _sites(
     names: Callable[[], list[str]],
 ) -> Callable[[Layout], Callable[[Kinematics], np.ndarray]]:
@@ -82,4 +94,8 @@ OBS_TERMS.register(
 OBS_TERMS.register(
     "metaworld_goal",
     ObsTerm("privileged", lambda lay: (3,), make=_sites(_target_site), applies=_applies),
+)
+OBS_TERMS.register(
+    "metaworld_agent_pos",
+    ObsTerm("policy", lambda lay: (4,), make=_agent_pos, applies=_applies),
 )

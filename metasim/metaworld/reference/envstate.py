@@ -258,3 +258,27 @@ def timed_steps(env: Any, actions: np.ndarray) -> float:
         if terminated or truncated:
             env.reset()
     return time.perf_counter() - start
+
+
+def episode(env: Any, policy: Any, horizon: int, until_success: bool) -> dict[str, Any]:
+    """One episode of `policy` in the package's own loop: success, first-success step
+    (0 if none), steps run, seconds, max_path_length, the final tool centre."""
+    import time
+
+    start = time.perf_counter()
+    obs, _ = env.reset()
+    first, ran = 0, 0
+    for ran in range(1, horizon + 1):
+        obs, _, terminated, truncated, info = env.step(policy.get_action(obs))
+        if info["success"] and not first:
+            first = ran
+        if terminated or truncated or (first and until_success):
+            break
+    return {
+        "success": bool(first),
+        "steps": first,
+        "ran": ran,
+        "seconds": time.perf_counter() - start,
+        "max_path_length": int(env.max_path_length),
+        "hand": np.asarray(env.tcp_center, dtype=np.float64),
+    }

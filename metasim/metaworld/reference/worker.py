@@ -161,7 +161,7 @@ class Worker:
             env.seed(env_seed)
             policy = ENV_POLICY_MAP[task]()
             horizon = max_steps or int(env.max_path_length)
-            return self._episode(env, policy, horizon, until_success)
+            return _envstate().episode(env, policy, horizon, until_success)
         finally:
             env.close()
 
@@ -301,6 +301,22 @@ class Worker:
             out["frame"] = frame
         return out
 
+    def frame(self, task: str, camera: str, cam_pos: Any = None, **where: Any) -> dict[str, Any]:
+        """frame (H, W, 3) uint8: env.render() of `camera` after reset (`where`: width, height,
+        benchmark, split, seed, variation); `cam_pos` (3,) moves it first, as LeRobot does."""
+        size = {"width": int(where.pop("width", 480)), "height": int(where.pop("height", 480))}
+        bench, split = where.get("benchmark", "MT50"), where.get("split", "train")
+        env = self._env(bench, split, int(where.get("seed", 0)), task,
+                        int(where.get("variation", 0)), render_mode="rgb_array",
+                        camera_name=camera, **size)  # fmt: skip
+        try:
+            if cam_pos is not None:
+                env.model.cam_pos[env.model.camera(camera).id] = np.asarray(cam_pos).reshape(3)
+            env.reset()
+            return {"frame": np.asarray(env.render(), dtype=np.uint8)}
+        finally:
+            env.close()
+
     def evaluate(
         self,
         task: str,
@@ -360,26 +376,6 @@ class Worker:
         finally:
             env.close()
 
-    @staticmethod
-    def _episode(env: Any, policy: Any, horizon: int, until_success: bool) -> dict[str, Any]:
-        start = time.perf_counter()
-        obs, _ = env.reset()
-        first, ran = 0, 0
-        for ran in range(1, horizon + 1):
-            obs, _, terminated, truncated, info = env.step(policy.get_action(obs))
-            if info["success"] and not first:
-                first = ran
-            if terminated or truncated or (first and until_success):
-                break
-        return {
-            "success": bool(first),
-            "steps": first,
-            "ran": ran,
-            "seconds": time.perf_counter() - start,
-            "max_path_length": int(env.max_path_length),
-            "hand": np.asarray(env.tcp_center, dtype=np.float64),
-        }
-
 
 def commands() -> dict[str, Callable[..., dict[str, Any]]]:
     """The commands `metasim/sim/refwire.py` serves (it runs this file by path)."""
@@ -395,4 +391,5 @@ def commands() -> dict[str, Callable[..., dict[str, Any]]]:
         "rollout": worker.rollout,
         "evaluate": worker.evaluate,
         "bench_steps": worker.bench_steps,
+        "frame": worker.frame,
     }

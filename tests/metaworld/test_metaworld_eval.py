@@ -1,0 +1,99 @@
+"""`policy=metaworld_expert` through metasim's normal eval loop next to the package's own
+scripted policies in the package's own loop, on the same variations
+(`metasim.metaworld.compare`), and the variation of an episode independent of its env slot
+and of `num_envs`.
+
+CI: three MT10 tasks whose dynamics agree with the package's to the step (reach, push,
+button-press-topdown), two episodes each: the same outcome and first-success step per
+episode. Slow: all of MT10, three episodes each, every task's difference within its paired
+interval. The full MT50 x 10 table is docs/metaworld.md's ("metasim vs the package: MT50").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.errors import MetasimInputError
+from metasim.metaworld import compare
+from metasim.metaworld.reference.simulator import MetaWorldRef
+from metasim.scene.sources import compile_task
+
+STEP_EXACT = ["reach-v3", "push-v3", "button-press-topdown-v3"]
+
+
+def _mt10(names: list[str]) -> list[compare.TaskRef]:
+    return compare.select(compare.suite_tasks("metaworld_mt10"), names)
+
+
+def _metasim(tasks: list[compare.TaskRef], episodes: int, out: Path, num_envs: int) -> dict:
+    _, outcomes = compare.run_outcomes(compare.run_metasim(tasks, episodes, out, num_envs))
+    return outcomes
+
+
+def test_the_expert_matches_the_package_to_the_step(tmp_path: Path, mw_ref: MetaWorldRef) -> None:
+    tasks = _mt10(STEP_EXACT)
+    ours = _metasim(tasks, 2, tmp_path / "run", num_envs=2)
+    theirs = compare.package_table(mw_ref, tasks, 2)
+    rows = compare.compare(tasks, ours, theirs, 2)
+    for row in rows:
+        assert row.metasim == row.package, row.task.task  # success and first-success step
+        assert all(o.success for o in row.package)
+        assert row.within and row.same_steps == 2
+    text = compare.markdown(rows)
+    assert "| reach-v3 | 2/2 | 2/2 | +0.0 |" in text
+    assert "difference within the paired 95% interval (it contains 0) in 3/3 tasks" in text
+
+
+def test_an_episode_starts_from_its_variation_in_any_slot() -> None:
+    """Episode k starts from variation k whichever slot of however many envs runs it."""
+    compiled = compile_task("metaworld:MT10/push-v3")
+
+    def start(num_envs: int, episodes: list[int]) -> np.ndarray:
+        env = MetasimVectorEnv(compiled, num_envs=num_envs, action_space="mocap_delta")
+        try:
+            ids = np.arange(num_envs)
+            obs, _ = env.reset(options={"env_ids": ids, "seeds": episodes, "episodes": episodes})
+            priv = obs["privileged"]  # the frame the expert reads and the goal (a site row)
+            parts = [env.handler.get_state().qpos, priv["metaworld_frame"], priv["metaworld_goal"]]
+            return np.concatenate([np.asarray(p, dtype=np.float64) for p in parts], axis=1)
+        finally:
+            env.close()
+
+    alone = np.concatenate([start(1, [k]) for k in range(4)])
+    assert not np.allclose(alone[0], alone[1])  # the variations do differ
+    shuffled = start(4, [2, 0, 3, 1])
+    np.testing.assert_array_equal(shuffled, alone[[2, 0, 3, 1]])
+
+
+def test_outcomes_do_not_depend_on_num_envs(tmp_path: Path) -> None:
+    """The same episodes of one task with 1 and with 4 envs: identical outcomes and steps."""
+    tasks = _mt10(["reach-v3"])
+    one = _metasim(tasks, 4, tmp_path / "one", num_envs=1)
+    four = _metasim(tasks, 4, tmp_path / "four", num_envs=4)
+    assert one == four
+    assert len(one[tasks[0].scene]) == 4
+
+
+def test_bad_input_is_named() -> None:
+    with pytest.raises(MetasimInputError, match="--suite"):
+        compare.suite_tasks("metaworld_mt11")
+    with pytest.raises(MetasimInputError, match="--tasks"):
+        compare.select(compare.suite_tasks("metaworld_mt10"), ["hammer-v3"])
+    assert compare.main(["--episodes", "0"]) == 2
+
+
+@pytest.mark.slow
+def test_mt10_agrees_with_the_package_within_the_interval(
+    tmp_path: Path, mw_ref: MetaWorldRef
+) -> None:
+    tasks = compare.suite_tasks("metaworld_mt10")
+    ours = _metasim(tasks, 3, tmp_path / "run", num_envs=3)
+    rows = compare.compare(tasks, ours, compare.package_table(mw_ref, tasks, 3), 3)
+    assert [r.task.task for r in rows if not r.within] == []
+    for row in rows:
+        if row.task.task in STEP_EXACT:
+            assert row.metasim == row.package
