@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from metasim.envs.vec_env import MetasimVectorEnv
-from metasim.scene import compile_scene
+from metasim.metaworld.importer.refs import parse_ref
+from metasim.scene.sources import compile_task
 
 WARMUP = 5  # env steps before timing (first-call costs: kinematics buffers, caches)
 
@@ -26,9 +27,7 @@ WARMUP = 5  # env steps before timing (first-call costs: kinematics buffers, cac
 def metasim_rate(ref: str, num_envs: int, steps: int, backend: str = "mujoco") -> float:
     """Env-steps/s (num_envs x steps / seconds) of `MetasimVectorEnv` on Meta-World task
     `ref` with uniform random actions (num_envs, 4), autoreset on."""
-    from metasim.metaworld.importer.source import MetaworldSource
-
-    compiled = compile_scene(MetaworldSource().load(ref))
+    compiled = compile_task(ref)
     env = MetasimVectorEnv(
         compiled, num_envs=num_envs, backend=backend, action_space="mocap_delta", autoreset=True
     )
@@ -65,8 +64,6 @@ def bench_metaworld(
 ) -> dict[str, Any]:
     """metasim's env-steps/s on `ref` at each env count and, with `reference`, the
     package's loop's in the same run, with ratios metasim / package (JSON-ready)."""
-    from metasim.metaworld.importer.source import parse_ref
-
     _, _, task = parse_ref(ref)
     out: dict[str, Any] = {"scene": ref, "steps": steps, "actions": "uniform random mocap_delta"}
     out["metasim"] = {str(n): round(metasim_rate(ref, n, steps), 1) for n in num_envs}
