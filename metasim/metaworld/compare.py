@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from metasim.errors import MetasimInputError
+from metasim.guards import NUM_ENVS, OUT_DIR, bounded_int
 from metasim.stats.paired import PairedTable, paired_difference_interval
 
 DEFAULT_SUITE = "metaworld_mt50"
@@ -264,11 +265,13 @@ def markdown(rows: list[TaskComparison]) -> str:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The command's arguments (shared by the `metasim` verb and `main`)."""
     p.add_argument("--suite", default=DEFAULT_SUITE, help="metaworld_mt10|mt50|ml10_train|...")
-    p.add_argument("--episodes", type=int, default=10, help="episodes (variations) per task")
+    p.add_argument(
+        "--episodes", type=bounded_int(1, 50), default=10, help="episodes (variations) per task"
+    )
     p.add_argument("--tasks", nargs="+", metavar="ENV", help="only these env names (reach-v3)")
     p.add_argument("--run", metavar="DIR", help="read metasim's episodes from this eval run")
-    p.add_argument("--out", metavar="DIR", help="run folder for the eval run here")
-    p.add_argument("--num-envs", type=int, default=10, help="batched envs of the eval run")
+    p.add_argument("--out", type=OUT_DIR, metavar="DIR", help="run folder for the eval run here")
+    p.add_argument("--num-envs", type=NUM_ENVS, default=10, help="batched envs of the eval run")
     p.add_argument("--json", action="store_true", help="print the rows and totals as JSON")
     p.add_argument(
         "--package",
