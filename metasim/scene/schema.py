@@ -316,6 +316,21 @@ class PhysicsSpec(Strict):
     """Line-search iterations of the solver (MuJoCo's default, 50, when unset)."""
     tolerance: NonNegFloat | None = None  # the solver's (MuJoCo's 1e-8 when unset)
     jacobian: Literal["auto", "dense", "sparse"] = "auto"  # the constraint Jacobian's storage
+    equality_jdotv: bool = True
+    """MuJoCo >= 3.7 subtracts J̇v (the centripetal/Coriolis term) from the reference
+    acceleration of connect and weld constraint rows. `false` computes those rows as MuJoCo
+    < 3.7 (and MJX) do, for benchmarks recorded in an older MuJoCo (Meta-World: 3.3.0).
+    Native MuJoCo backend only, and not with `integrator: rk4`."""
+
+    @model_validator(mode="after")
+    def _jdotv_needs_split_step(self) -> PhysicsSpec:
+        if not self.equality_jdotv and self.integrator == "rk4":
+            raise ValueError(
+                "physics.equality_jdotv: false recomputes the constraint rows between "
+                "mj_step1 and mj_step2, which MuJoCo does not support with integrator "
+                "rk4; use euler, implicit or implicitfast"
+            )
+        return self
 
 
 @holds_kinds

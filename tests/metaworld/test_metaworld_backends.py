@@ -94,7 +94,13 @@ def test_bench_hook_reports_metasim_and_the_package(mw_python: Path) -> None:
 def test_warp_refuses_meta_world_episodes(mw_python: Path) -> None:
     """Every Meta-World episode sets per-env model rows (the goal site, the reset-frame
     sites; a fixture body in 33 tasks), which the warp backend does not apply: refused
-    as an unsupported scene (the runner's exit 2), not a crash mid-run."""
-    compiled = compile_scene(SOURCE.load("metaworld:MT10/drawer-open-v3"))
+    as an unsupported scene (the runner's exit 2), not a crash mid-run. Before that, the
+    scene's `physics.equality_jdotv: false` is refused: MuJoCo Warp always subtracts J̇v
+    from the weld rows."""
+    scene = SOURCE.load("metaworld:MT10/drawer-open-v3")
+    with pytest.raises(UnsupportedScene, match="equality_jdotv"):
+        MetasimVectorEnv(compile_scene(scene), 1, backend="warp", action_space="mocap_delta")
+    jdotv = scene.physics.model_copy(update={"equality_jdotv": True})
+    compiled = compile_scene(scene.model_copy(update={"physics": jdotv}))
     with pytest.raises(UnsupportedScene, match="per-env model edits"):
         MetasimVectorEnv(compiled, 1, backend="warp", action_space="mocap_delta").reset(seed=0)

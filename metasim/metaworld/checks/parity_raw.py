@@ -7,6 +7,9 @@ applied, and the mocap driven exactly as the package's `step` drives it:
     mocap_quat = (1, 0, 1, 0); ctrl = (a[3], -a[3])
     mj_step x frame_skip (5); mj_rnePostConstraint; mj_forward
 
+with each mj_step split as mj_step1, the equality rows' reference acceleration without
+MuJoCo 3.7's J̇v term, mj_step2 (`legacy_equality_aref`, as the imported scene's
+`physics.equality_jdotv: false` steps it; `RawRun(jdotv=True)` steps as plain 4.0).
 Same MuJoCo as metasim, same file and driving as the package: when this run matches
 metasim's and both part from the reference, the MuJoCo version (3.3.0 vs 4.0) parts them,
 not metasim's import; when metasim parts from this run, the import (or metasim's driving)
@@ -23,6 +26,7 @@ import numpy as np
 from metasim.metaworld.importer import paths
 from metasim.metaworld.importer.model import WELD_DATA
 from metasim.metaworld.reference.initstates import InitStates
+from metasim.sim.mujoco.handler import legacy_equality_aref
 
 MOCAP_QUAT = (1.0, 0.0, 1.0, 0.0)  # what the package writes on every step (unnormalised)
 ROBOT_XML = "objects/assets/xyz_base.xml"  # under the package's assets/
@@ -100,8 +104,9 @@ def robot_bodies(m: mujoco.MjModel) -> np.ndarray:
 class RawRun:
     """The raw-XML control (module doc) of one (task, variation): `reset()` then `step(a)`."""
 
-    def __init__(self, task: str, states: InitStates, k: int) -> None:
+    def __init__(self, task: str, states: InitStates, k: int, jdotv: bool = False) -> None:
         facts = paths.task_facts(task)
+        self.jdotv = jdotv
         self.model = m = raw_model(task, states, k)
         self.data = mujoco.MjData(m)
         self.states, self.k = states, k
@@ -140,7 +145,12 @@ class RawRun:
         d.mocap_quat[0] = MOCAP_QUAT
         d.ctrl[:] = (a[3], -a[3])
         for _ in range(self.frame_skip):
-            mujoco.mj_step(m, d)
+            if self.jdotv:
+                mujoco.mj_step(m, d)
+            else:
+                mujoco.mj_step1(m, d)
+                legacy_equality_aref(m, d)
+                mujoco.mj_step2(m, d)
             self._spread_touch()
         mujoco.mj_rnePostConstraint(m, d)
         mujoco.mj_forward(m, d)

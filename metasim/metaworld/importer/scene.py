@@ -68,6 +68,7 @@ def scene_dict(
             "iterations": 50,
             "tolerance": 1e-10,
             "jacobian": "dense",
+            "equality_jdotv": False,  # step the mocap weld as the package's MuJoCo 3.3.0
             "floor": False,
         },
         "render": {"headlight_ambient": [0.4, 0.4, 0.4], "znear": 0.01},

@@ -42,6 +42,20 @@ def _views(d: mujoco.MjData) -> tuple[np.ndarray, ...]:
     return (d.qpos, d.qvel, d.xpos, d.xquat, d.site_xpos, d.site_xmat)
 
 
+def legacy_equality_aref(m: mujoco.MjModel, d: mujoco.MjData) -> None:
+    """Between mj_step1 and mj_step2: the equality rows' reference acceleration as MuJoCo
+    < 3.7 computed it, aref = -B*vel - K*I*(pos - margin), without the J̇v term 3.7.0 added
+    for connect and weld rows (`mj_Jdotv`; `physics.equality_jdotv: false`). Equality
+    rows come first among the constraint rows; for the other equality kinds both are the
+    same. On the package's reach-v3 XML this makes MuJoCo 4.0 step as 3.3.0 to 1e-15 m."""
+    ne = d.ne
+    if ne:
+        k = d.efc_KBIP[:ne]
+        d.efc_aref[:ne] = -k[:, 1] * d.efc_vel[:ne] - k[:, 0] * k[:, 2] * (
+            d.efc_pos[:ne] - d.efc_margin[:ne]
+        )
+
+
 def default_threads() -> int:
     return int(os.environ.get("METASIM_THREADS", os.cpu_count() or 1))
 
@@ -90,6 +104,11 @@ class BackendHandler(Handler):
         self._ctrl = np.zeros((b, m.nu))
         self._contacts = [np.zeros((0, 2), dtype=np.int64)] * b
         self._substep: Substep | None = None
+        # physics.equality_jdotv: false: step through mj_step1/2 (legacy_equality_aref)
+        # where the model has a constraint whose rows MuJoCo >= 3.7 gives a J̇v term
+        self._legacy_aref = not compiled.scene.physics.equality_jdotv and bool(
+            set(m.eq_type.tolist()) & {int(mujoco.mjtEq.mjEQ_CONNECT), int(mujoco.mjtEq.mjEQ_WELD)}
+        )
         # one MjData per env, for stepping all envs substep by substep (see _lockstep)
         self._env_data: list[mujoco.MjData] | None = None
         self._env_views: list[tuple[np.ndarray, ...]] = []
@@ -152,13 +171,16 @@ class BackendHandler(Handler):
             row = self._state[i]
             row[ctrl] = self._ctrl[i]
             mujoco.mj_setState(m, d, row, SPEC)
-            substep = self._substep
-            if substep is None:
+            substep, legacy = self._substep, self._legacy_aref
+            if substep is None and not legacy:
                 mujoco.mj_step(m, d, nstep=self.substeps)
             else:  # a host controller writes each substep's ctrl (osc_pose)
                 for k in range(self.substeps):
                     mujoco.mj_step1(m, d)
-                    substep(i, k, m, d)
+                    if legacy:
+                        legacy_equality_aref(m, d)
+                    if substep is not None:
+                        substep(i, k, m, d)
                     mujoco.mj_step2(m, d)
             mujoco.mj_getState(m, d, row, SPEC)
             if self.track_contacts:  # those of the last substep's collision pass
@@ -221,6 +243,8 @@ class BackendHandler(Handler):
         for k in range(self.substeps):
             for m, d in pairs:
                 mujoco.mj_step1(m, d)
+                if self._legacy_aref:
+                    legacy_equality_aref(m, d)
             batch(k, models, datas)
             for m, d in pairs:
                 mujoco.mj_step2(m, d)

@@ -37,6 +37,13 @@ class BackendHandler(NativeHandler):
     ) -> None:
         self.device = pick_device(device)
         model = compiled.model
+        welds = {int(mujoco.mjtEq.mjEQ_CONNECT), int(mujoco.mjtEq.mjEQ_WELD)}
+        if not compiled.scene.physics.equality_jdotv and welds & set(model.eq_type.tolist()):
+            raise UnsupportedScene(
+                f"scene {compiled.scene.name!r} sets physics.equality_jdotv: false, but "
+                "MuJoCo Warp always subtracts J̇v from connect and weld constraint rows "
+                "(as MuJoCo >= 3.7 does); run it on backend=mujoco or mjx"
+            )
         with wp.ScopedDevice(self.device):
             self._wm = put_model(model, compiled.scene.name)
             self._wd = mjw.put_data(model, mujoco.MjData(model), nworld=num_envs)
