@@ -73,12 +73,14 @@ def _frames(backend: str, num_envs: int, steps: int) -> np.ndarray:
 @pytest.mark.slow
 def test_mjx_follows_native_on_drawer_open(mw_python: Path) -> None:
     """40 env steps (200 physics steps) of random mocap motion: the tool centre and the
-    drawer handle agree within 1 mm on MJX (float64) and native MuJoCo."""
+    drawer handle agree to 1e-9 m on MJX (float64) and native MuJoCo (measured: 5.6e-16 m
+    and 0). MJX has no J̇v term on the weld rows and the native backend takes it out
+    (`physics.equality_jdotv: false`); with it left in, the tool centres part by 0.16 mm."""
     native = _frames("mujoco", 2, 40)
     mjx = _frames("mjx", 2, 40)
     assert np.ptp(native[:, :, :3], axis=0).max() > 0.05  # the hand moved
-    np.testing.assert_allclose(mjx[:, :, :3], native[:, :, :3], atol=1e-3)
-    np.testing.assert_allclose(mjx[:, :, 4:7], native[:, :, 4:7], atol=1e-3)
+    np.testing.assert_allclose(mjx[:, :, :3], native[:, :, :3], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(mjx[:, :, 4:7], native[:, :, 4:7], rtol=0, atol=1e-9)
 
 
 def test_bench_hook_reports_metasim_and_the_package(mw_python: Path) -> None:
