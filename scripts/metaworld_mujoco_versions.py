@@ -10,10 +10,11 @@ Builds a venv (once) with the reference venv's packages, `mujoco==<version>` and
 turns on (`MW_CONTROL_PATCH`, popped so subprocesses do not re-import metaworld): the
 package writes 11 weld values, MuJoCo 4.0 has 12 (it writes the first 11); with
 `--legacy-weld` every `mujoco.mj_step` is split as mj_step1, the equality rows'
-reference acceleration without MuJoCo 3.7's J̇v term (metasim's
-`legacy_equality_aref`), mj_step2. Then runs MT50 x `--episodes` through
-`MetaWorldRef(python=...)` and prints the per-episode agreement with the metasim run and
-with the package on 3.3.0 (the reference venv's table, `--package33`, run if missing).
+reference acceleration without MuJoCo 3.7's J̇v term (metasim's own
+`legacy_equality_aref`, its source written into the shim), mj_step2. Then runs MT50 x
+`--episodes` through `MetaWorldRef(python=...)` and prints the per-episode agreement
+with the metasim run and with the package on 3.3.0 (the reference venv's table,
+`--package33`, run if missing).
 Measured (docs/metaworld.md, "Why some episodes differ"): on 4.0.0 with the legacy weld
 the package agrees with metasim on 498 of 500 outcomes.
 """
@@ -21,13 +22,16 @@ the package agrees with metasim on 498 of 500 outcomes.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import subprocess
+import textwrap
 from pathlib import Path
 
 from metasim.metaworld.compare import package_table, run_outcomes, suite_tasks
 from metasim.metaworld.reference.simulator import MetaWorldRef, ensure_venv
+from metasim.sim.mujoco.handler import legacy_equality_aref
 
 SHIM = """# metasim control experiment (scripts/metaworld_mujoco_versions.py), not the package
 import os
@@ -49,16 +53,18 @@ if os.environ.pop("MW_CONTROL_PATCH", None) == "1":
         def legacy_step(m, d, nstep=1):
             for _ in range(nstep):
                 step1(m, d)
-                ne = d.ne
-                if ne:
-                    k = d.efc_KBIP[:ne]
-                    d.efc_aref[:ne] = -k[:, 1] * d.efc_vel[:ne] - k[:, 0] * k[:, 2] * (
-                        d.efc_pos[:ne] - d.efc_margin[:ne]
-                    )
+                legacy_equality_aref(m, d)
                 step2(m, d)
 
         mujoco.mj_step = legacy_step
 """
+
+
+def shim() -> str:
+    """The sitecustomize text: metasim's own `legacy_equality_aref` (its source: the
+    control venv cannot import metasim), then SHIM."""
+    src = textwrap.dedent(inspect.getsource(legacy_equality_aref))
+    return f"import mujoco\nimport numpy as np\n\n\n{src}\n\n{SHIM}"
 
 
 def build(venv: Path, version: str) -> Path:
@@ -79,7 +85,7 @@ def build(venv: Path, version: str) -> Path:
         [str(py), "-c", "import site; print(site.getsitepackages()[0])"],
         check=True, capture_output=True, text=True,
     ).stdout.strip()  # fmt: skip
-    (Path(site) / "sitecustomize.py").write_text(SHIM)
+    (Path(site) / "sitecustomize.py").write_text(shim())
     return py
 
 
