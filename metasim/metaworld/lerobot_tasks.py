@@ -14,8 +14,11 @@ import json
 from pathlib import Path
 
 from metasim.errors import MetasimInputError
+from metasim.metaworld.importer.scene import scene_name
+from metasim.scene.schema import Scene
 
 CONFIG = ("envs", "metaworld_config.json")  # inside the lerobot package
+SCENE_PREFIX = scene_name("")  # "metaworld_": the imported scenes' names
 
 
 def config_path() -> Path:
@@ -50,3 +53,13 @@ def task_description(task: str) -> str:
             "policy=lerobot_metaworld", [f"LeRobot describes no task {task!r}: {sorted(known)}"]
         )
     return known[task]
+
+
+def lerobot_task_text(scene: Scene, instruction: str) -> str:
+    """`policy.task_text` of `policies/lerobot_metaworld.yaml`: for the scene's own
+    instruction, LeRobot's description of its Meta-World task (what LeRobot's
+    MetaworldEnv hands a policy as `task`); any other instruction (a language
+    perturbation's) as it is."""
+    if instruction != scene.task.instruction or not scene.name.startswith(SCENE_PREFIX):
+        return instruction
+    return task_description(scene.name.removeprefix(SCENE_PREFIX))

@@ -40,6 +40,7 @@ REQUIRED_FILES = (CONFIG_FILE, MODEL_FILE, PREPROCESSOR_FILE, POSTPROCESSOR_FILE
 
 OBS_STATE = "observation.state"
 OBS_ENV_STATE = "observation.environment_state"
+TASK = "task"  # the instruction, a list of strings (LeRobot's `add_envs_task`)
 
 _INSTALL_HINT = "install it with: bash scripts/install_lerobot.sh"
 _MIGRATE_HINT = (
@@ -210,7 +211,7 @@ class LeRobotRunner:
         self.postprocessor.reset()
         self._queued_batch = None
 
-    def select_action(self, batch: dict[str, np.ndarray]) -> np.ndarray:
+    def select_action(self, batch: dict[str, Any]) -> np.ndarray:
         """One unnormalized action per env, (B, action_dim) float32.
 
         Like LeRobot's `select_action`, consecutive calls pop queued actions of the last
@@ -219,7 +220,7 @@ class LeRobotRunner:
         import torch
 
         obs = self._to_lerobot(batch)
-        size = next(iter(obs.values())).shape[0]
+        size = len(obs[TASK])
         if self._queued_batch is not None and self._queued_batch != size:
             raise ValueError(
                 f"batch size changed from {self._queued_batch} to {size} without reset(); "
@@ -231,7 +232,7 @@ class LeRobotRunner:
             action = self.postprocessor(action)
         return self._to_numpy(action, (size, self.action_dim))
 
-    def predict_chunk(self, batch: dict[str, np.ndarray]) -> np.ndarray:
+    def predict_chunk(self, batch: dict[str, Any]) -> np.ndarray:
         """A whole unnormalized action chunk, (B, chunk_size, action_dim) float32.
 
         Stateless for ACT (it does not touch the action queue).
@@ -256,10 +257,14 @@ class LeRobotRunner:
             raise RuntimeError(f"policy returned actions of shape {out.shape}, expected {shape}")
         return out
 
-    def _to_lerobot(self, batch: dict[str, np.ndarray]) -> dict[str, Any]:
-        """Check a numpy batch against the checkpoint and convert it to LeRobot tensors."""
+    def _to_lerobot(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """Check a numpy batch against the checkpoint and convert it to LeRobot tensors.
+        `task` (a list of strings, one per row) goes through as it is; without it every
+        row gets "", as LeRobot's evaluation gives an env without an instruction."""
         import torch
 
+        batch = dict(batch)
+        task = batch.pop(TASK, None)
         expected = self.input_shapes
         missing = [key for key in expected if key not in batch]
         if missing:
@@ -298,4 +303,8 @@ class LeRobotRunner:
                 out[key] = torch.from_numpy(value.astype(np.float32)).to(self.device)
         if size == 0:
             raise ValueError("empty batch")
+        texts = [""] * int(size or 0) if task is None else [str(t) for t in task]
+        if len(texts) != size:
+            raise ValueError(f"input {TASK!r} has {len(texts)} texts, other inputs have {size}")
+        out[TASK] = texts
         return out

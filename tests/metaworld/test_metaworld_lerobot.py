@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.errors import MetasimInputError
 from metasim.libero.checks.frames import psnr
 from metasim.metaworld.importer.source import MetaworldSource
 from metasim.metaworld.lerobot_tasks import task_description, task_descriptions
@@ -95,3 +96,19 @@ def test_lerobots_task_descriptions_are_read_from_lerobot() -> None:
     assert task_description(TASK) != "pick place"
     with pytest.raises(Exception, match="describes no task"):
         task_description("no-such-v3")
+
+
+def test_the_preset_sends_lerobots_description_as_the_task() -> None:
+    """`task_text` of the preset: the scene's own instruction becomes LeRobot's
+    description of the task (what LeRobot's MetaworldEnv sends); a perturbed instruction
+    goes through as it is."""
+    pytest.importorskip("lerobot")
+    from metasim.metaworld.lerobot_tasks import lerobot_task_text
+    from metasim.policies.lerobot_policy import load_task_text
+
+    assert load_task_text(_preset()["task_text"]) is lerobot_task_text
+    scene = MetaworldSource().load(f"metaworld:{TASK}")
+    assert lerobot_task_text(scene, scene.task.instruction) == task_description(TASK)
+    assert lerobot_task_text(scene, "slide the puck") == "slide the puck"
+    with pytest.raises(MetasimInputError, match=r"policy\.task_text"):
+        load_task_text("metasim.metaworld.lerobot_tasks:no_such_function")

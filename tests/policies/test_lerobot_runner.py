@@ -279,3 +279,26 @@ def test_old_checkpoint_gets_the_migration_hint(ckpt: Path, tmp_path: Path) -> N
         f"{POSTPROCESSOR_FILE} is missing",
     ]
     assert "migrate_policy_normalization" in str(info.value)
+
+
+def test_the_task_text_reaches_lerobot_as_its_eval_sends_it(
+    runner: LeRobotRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`task` (one string per row) goes into LeRobot's preprocessor with the tensors, as
+    lerobot_eval's `add_envs_task` adds it for every policy; without it, "" per row. ACT
+    ignores it: the same chunk either way."""
+    seen: list[list[str]] = []
+    pre = runner.preprocessor
+
+    def spy(obs: dict) -> dict:
+        seen.append(list(obs["task"]))
+        return pre(obs)
+
+    monkeypatch.setattr(runner, "preprocessor", spy)
+    texts = ["put the cube", "in the bin", "", "now"]
+    with_task = runner.predict_chunk({**make_batch(), "task": texts})
+    without = runner.predict_chunk(make_batch())
+    assert seen == [texts, [""] * 4]
+    np.testing.assert_array_equal(with_task, without)
+    with pytest.raises(ValueError, match="'task' has 3 texts"):
+        runner.predict_chunk({**make_batch(), "task": texts[:3]})
