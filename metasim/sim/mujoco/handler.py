@@ -56,6 +56,15 @@ def legacy_equality_aref(m: mujoco.MjModel, d: mujoco.MjData) -> None:
         )
 
 
+def legacy_aref_needed(compiled: CompiledScene) -> bool:
+    """Whether the scene asks for `legacy_equality_aref` (`physics.equality_jdotv: false`)
+    and its model has a constraint whose rows MuJoCo >= 3.7 gives a J̇v term (connect,
+    weld)."""
+    jdotv_kinds = {int(mujoco.mjtEq.mjEQ_CONNECT), int(mujoco.mjtEq.mjEQ_WELD)}
+    has = bool(jdotv_kinds & set(compiled.model.eq_type.tolist()))
+    return has and not compiled.scene.physics.equality_jdotv
+
+
 def default_threads() -> int:
     return int(os.environ.get("METASIM_THREADS", os.cpu_count() or 1))
 
@@ -105,10 +114,7 @@ class BackendHandler(Handler):
         self._contacts = [np.zeros((0, 2), dtype=np.int64)] * b
         self._substep: Substep | None = None
         # physics.equality_jdotv: false: step through mj_step1/2 (legacy_equality_aref)
-        # where the model has a constraint whose rows MuJoCo >= 3.7 gives a J̇v term
-        self._legacy_aref = not compiled.scene.physics.equality_jdotv and bool(
-            set(m.eq_type.tolist()) & {int(mujoco.mjtEq.mjEQ_CONNECT), int(mujoco.mjtEq.mjEQ_WELD)}
-        )
+        self._legacy_aref = legacy_aref_needed(compiled)
         # one MjData per env, for stepping all envs substep by substep (see _lockstep)
         self._env_data: list[mujoco.MjData] | None = None
         self._env_views: list[tuple[np.ndarray, ...]] = []

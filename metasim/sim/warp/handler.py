@@ -20,6 +20,7 @@ import warp as wp
 from metasim.scene.compile import CompiledScene
 from metasim.sim.base import SimState, UnsupportedScene
 from metasim.sim.mujoco.handler import BackendHandler as NativeHandler
+from metasim.sim.mujoco.handler import legacy_aref_needed
 from metasim.sim.warp import batch
 from metasim.sim.warp.support import pick_device, put_model
 
@@ -37,8 +38,7 @@ class BackendHandler(NativeHandler):
     ) -> None:
         self.device = pick_device(device)
         model = compiled.model
-        welds = {int(mujoco.mjtEq.mjEQ_CONNECT), int(mujoco.mjtEq.mjEQ_WELD)}
-        if not compiled.scene.physics.equality_jdotv and welds & set(model.eq_type.tolist()):
+        if legacy_aref_needed(compiled):
             raise UnsupportedScene(
                 f"scene {compiled.scene.name!r} sets physics.equality_jdotv: false, but "
                 "MuJoCo Warp always subtracts J̇v from connect and weld constraint rows "
