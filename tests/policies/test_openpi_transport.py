@@ -6,6 +6,8 @@ import base64
 import contextlib
 import hashlib
 import socket
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -31,6 +33,7 @@ from metasim.policies.transport import (
     check_actions,
 )
 from metasim.policies.transport.msgpack_numpy import packb, unpackb
+from metasim.policies.transport.server import MAX_FRAME_BYTES
 
 H, D = 4, 3
 
@@ -321,40 +324,89 @@ def test_oversized_frame_is_refused_and_the_server_keeps_serving() -> None:
         assert client.infer(_obs())["calls"] == 1
 
 
-def _rss_bytes() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+_MEMORY_SERVER = """
+import sys
+import numpy as np
+from metasim.policies.transport import PolicyServer
+
+class Zeros:
+    def infer(self, obs):
+        return {"actions": np.zeros((4, 3), np.float32)}
+
+srv = PolicyServer(Zeros, max_frame_bytes=int(sys.argv[1])).start()
+print(srv.port, flush=True)
+sys.stdin.read()  # serve until the test closes stdin
+srv.stop(timeout=5.0)
+"""
+
+
+def _peak_bytes(pid: int) -> int:
+    """The process's high-water resident memory (VmHWM): it counts a frame read then freed."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
             return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS in /proc/self/status")
+    raise AssertionError(f"no VmHWM in /proc/{pid}/status")
+
+
+def _server_peak_growth(
+    max_frame_bytes: int, frames: int, log: Path
+) -> tuple[int, list[int | None]]:
+    """Start a policy server in a process of its own, warm it up with one inference, then
+    send ``frames`` 64 MB frames from clients without a size limit. Returns how much the
+    server process's peak memory grew and the close code of each connection. Measuring the
+    server's own process keeps the test process's allocations (the 64 MB frame it sends,
+    whatever earlier tests left behind) out of the figure."""
+    big = np.zeros(64 * 2**20, np.uint8).tobytes()
+    with log.open("w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _MEMORY_SERVER, str(max_frame_bytes)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        port = int(proc.stdout.readline() or 0)
+        assert port, f"the server process did not start: {log.read_text()}"
+        with OpenpiClient(port=port, timeout=10.0) as client:
+            assert "actions" in client.infer(_obs())
+        before = _peak_bytes(proc.pid)
+        codes: list[int | None] = []
+        for _ in range(frames):
+            with ws_connect(f"ws://127.0.0.1:{port}", max_size=None) as ws:
+                ws.recv(timeout=10)  # the metadata frame
+                with contextlib.suppress(Exception):
+                    ws.send(big)
+                with contextlib.suppress(Exception):
+                    ws.recv(timeout=10)
+                codes.append(ws.close_code)
+        grown = _peak_bytes(proc.pid) - before
+        with OpenpiClient(port=port, timeout=10.0) as client:  # still serving
+            assert "actions" in client.infer(_obs())
+        return grown, codes
+    finally:
+        with contextlib.suppress(Exception):
+            proc.stdin.close()  # type: ignore[union-attr]
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
-def test_oversized_frames_are_closed_1009_and_server_memory_stays_bounded() -> None:
+def test_oversized_frames_are_closed_1009_and_server_memory_stays_bounded(tmp_path: Path) -> None:
     """Six 64 MB frames from clients without a size limit: each is closed with 1009
-    (message too big) from its header, before the server reads it, so the server's memory
-    does not grow by the frames (the whole process grew by 1.3 GB with no limit)."""
-    big = np.zeros(64 * 2**20, np.uint8).tobytes()
-    with _server(EchoSession) as srv:  # the default limit (16 MiB)
-        with OpenpiClient(port=srv.port, timeout=5.0) as client:  # warm the server up
-            client.infer(_obs())
-        before = _rss_bytes()
-        codes = []
-        for _ in range(6):
-            with ws_connect(f"ws://127.0.0.1:{srv.port}", max_size=None) as ws:
-                ws.recv(timeout=5)  # the metadata frame
-                with contextlib.suppress(Exception):
-                    ws.send(big)
-                try:
-                    ws.recv(timeout=10)
-                except Exception:
-                    pass
-                assert ws.close_code is not None
-                codes.append(ws.close_code)
-        grown = _rss_bytes() - before
-        assert codes == [1009] * 6
-        assert grown < 64 * 2**20, f"server memory grew by {grown / 2**20:.0f} MB"
-        with OpenpiClient(port=srv.port, timeout=5.0) as client:  # still serving
-            assert "actions" in client.infer(_obs())
+    (message too big) from its header, before the server reads it, so the server process's
+    peak memory grows by less than the 16 MiB limit itself. The control, the same server
+    with a limit above the frame, reads one frame and its peak grows by more than 64 MB
+    (129 MB measured), so the measurement sees a frame that is read."""
+    grown, codes = _server_peak_growth(MAX_FRAME_BYTES, 6, tmp_path / "limited.log")
+    assert codes == [1009] * 6
+    assert grown < MAX_FRAME_BYTES, f"server peak memory grew by {grown / 2**20:.0f} MB"
+    grown, _ = _server_peak_growth(2**30, 1, tmp_path / "unlimited.log")
+    assert grown > 64 * 2**20, f"control: server peak grew by only {grown / 2**20:.0f} MB"
 
 
 def test_session_factory_failure_is_a_server_error_at_connect() -> None:
