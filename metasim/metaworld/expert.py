@@ -16,34 +16,31 @@ from typing import Any
 import numpy as np
 
 from metasim.envs.vec_env import CameraView
-from metasim.metaworld.obs import FRAME, clip_observation
+from metasim.metaworld.obs import PrevFrames
 from metasim.metaworld.terms import task_of
 from metasim.policies.base import PolicyContext, register_policy
 
 
 class Observer:
-    """The package's observation (B, 39) of each env, step after step: `reset(ids)`
-    marks envs whose next observation is their episode's first."""
+    """The package's observation (B, 39) of each env, step after step, from the env's
+    privileged observation (`PrevFrames` fed with the frames the env reports, and with
+    the package's recorded reset frame for an env whose next observation is its
+    episode's first): `reset(ids)` marks those envs."""
 
     def __init__(self, task: str, num_envs: int) -> None:
-        self.task = task
-        self.prev: np.ndarray = np.zeros((num_envs, FRAME))
-        self.fresh = np.ones(num_envs, dtype=bool)
+        self.frames = PrevFrames(task, num_envs)
 
     def reset(self, env_ids: np.ndarray) -> None:
-        self.fresh[env_ids] = True
+        self.frames.reset(env_ids)
 
     def observe(self, privileged: dict[str, Any]) -> np.ndarray:
-        cur = np.asarray(privileged["metaworld_frame"], dtype=np.float64).copy()
-        reset = np.asarray(privileged["metaworld_reset_frame"], dtype=np.float64)
-        cur[self.fresh] = reset[self.fresh]
-        prev = np.where(self.fresh[:, None], cur, self.prev)
-        goal = np.asarray(privileged["metaworld_goal"], dtype=np.float64)
-        raw = np.concatenate([cur, prev, goal], axis=1)
-        obs = clip_observation(self.task, raw)
-        obs[self.fresh] = raw[self.fresh]  # the package's reset returns it unclipped
-        self.prev, self.fresh[:] = cur, False
-        return obs
+        fresh = np.flatnonzero(self.frames.fresh)
+        if fresh.size:
+            reset = np.asarray(privileged["metaworld_reset_frame"], dtype=np.float64)
+            self.frames.reset(fresh, reset[fresh])
+        return self.frames.observe_frames(
+            privileged["metaworld_frame"], privileged["metaworld_goal"]
+        )
 
 
 class MetaworldExpert:

@@ -114,7 +114,7 @@ class PrevFrames:
     def __init__(self, task: str, num_envs: int, partially_observable: bool = False) -> None:
         _objects_of(task)
         self.task, self.partially_observable = task, partially_observable
-        self.prev = np.zeros((num_envs, FRAME))
+        self.prev: np.ndarray = np.zeros((num_envs, FRAME))
         self.fresh = np.ones(num_envs, dtype=bool)
         self.given = np.zeros(num_envs, dtype=bool)
 
@@ -128,11 +128,17 @@ class PrevFrames:
 
     def observe(self, state: MwState) -> np.ndarray:
         """(B, 39): reset envs as `reset` returns them, the others as `step` does."""
-        cur = frame(self.task, state)
+        return self.observe_frames(frame(self.task, state), state.target)
+
+    def observe_frames(self, frames: np.ndarray, goal: np.ndarray) -> np.ndarray:
+        """`observe` from each env's current frame (B, 18) and goal (B, 3), as metasim's
+        env reports them (`metaworld_frame`, `metaworld_goal`)."""
+        cur = np.array(frames, dtype=np.float64)
         cur[self.given] = self.prev[self.given]  # a reset's frame given by the caller
         prev = np.where(self.fresh[:, None], cur, self.prev)
-        goal = np.zeros_like(state.target) if self.partially_observable else state.target
-        raw = np.concatenate([cur, prev, goal], axis=1)
+        given_goal = np.asarray(goal, dtype=np.float64)
+        goal_seen = np.zeros_like(given_goal) if self.partially_observable else given_goal
+        raw = np.concatenate([cur, prev, goal_seen], axis=1)
         obs = clip_observation(self.task, raw, self.partially_observable)
         obs[self.fresh] = raw[self.fresh]
         self.prev, self.fresh[:], self.given[:] = cur, False, False

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from metasim.cli.main import main as cli_main
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.metaworld.checks import mjx_matrix
 from metasim.metaworld.importer.scene import scene_dict
@@ -106,3 +107,21 @@ def test_warp_refuses_meta_world_episodes(mw_python: Path) -> None:
     compiled = compile_scene(scene.model_copy(update={"physics": jdotv}))
     with pytest.raises(UnsupportedScene, match="per-env model edits"):
         MetasimVectorEnv(compiled, 1, backend="warp", action_space="mocap_delta").reset(seed=0)
+
+
+def test_bench_physics_on_another_backend_is_not_the_source_bench(
+    mw_python: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--backend` is honoured on a Meta-World scene: the task source's own bench (native
+    stepping next to the package) answers only for `--backend mujoco`; warp takes the
+    standard backend bench, which launches the warp handler, and its refusal of the
+    scene's weld setting is bad input (exit 2, one paragraph, no traceback). Before, the
+    source's bench ran natively and exited 0 whatever --backend said."""
+    code = cli_main(
+        ["bench", "physics", "--scene", "metaworld:reach-v3", "--backend", "warp",
+         "--num-envs", "1", "--steps", "2", "--repeats", "1"]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "error: --backend warp: " in err and "equality_jdotv" in err
+    assert "Traceback" not in err
