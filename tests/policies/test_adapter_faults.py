@@ -57,7 +57,10 @@ def opts(port: int, **extra: Any) -> dict[str, Any]:
         "host": "127.0.0.1",
         "port": port,
         "observation": {"raw": True},
-        "timeout_s": 1.0,
+        # 10 s: a call the fault does not hit never times out on a loaded machine (a 1 s
+        # limit failed an episode of the crash test with PolicyTimeout in CI); the slow
+        # server's tests set 1 s against its 3 s sleep
+        "timeout_s": 10.0,
         "connect_timeout_s": 1.0,
         "retries": 1,
         "retry_backoff_s": 0.0,
@@ -115,7 +118,7 @@ def test_slow_server_times_out_and_the_retry_recovers(lift_scene):
     # the 5th call of each session sleeps past the timeout: the client gives up after
     # 1 s, reconnects (a new session, which learns the scene again) and goes on
     with serve_faulty("slow") as server:
-        records, took = run(lift_scene, server.port)
+        records, took = run(lift_scene, server.port, timeout_s=1.0)
     assert len(records) == 4 and took < 60
     assert all(r.error is None for r in records), [r.error for r in records]
     assert sum(r.success for r in records) >= 3
@@ -123,7 +126,7 @@ def test_slow_server_times_out_and_the_retry_recovers(lift_scene):
 
 def test_slow_server_without_retries_fails_the_episode_with_a_timeout(lift_scene):
     with serve_faulty("slow") as server:
-        records, took = run(lift_scene, server.port, retries=0)
+        records, took = run(lift_scene, server.port, retries=0, timeout_s=1.0)
     assert took < 60
     failed = [r for r in records if r.error]
     assert len(failed) == 2  # the two episodes in flight; the run went on with the rest
