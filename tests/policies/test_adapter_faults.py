@@ -27,18 +27,25 @@ class Faulty(MetasimSession):
     fault = "none"
     at = 5  # the call (per session) the fault hits; garbage goes on from there
     total = 0  # calls of every session of this class (garbage persists across sessions)
+    opened = 0  # sessions of this class opened so far
+    lock = threading.Lock()  # the server runs sessions in threads: count under a lock
 
     def __init__(self) -> None:
         super().__init__("scripted", None, SCENES)
         self.n = 0
+        with self.lock:
+            self.index = type(self).opened  # slow and crash hit the first two sessions only
+            type(self).opened += 1
 
     def infer(self, obs: dict[str, Any]) -> dict[str, Any]:
         out = super().infer(obs)
         self.n += 1
-        type(self).total += 1
-        if self.fault == "slow" and self.n == self.at and self.total <= 2 * self.at:
+        with self.lock:
+            type(self).total += 1
+        first_two = self.index < 2 and self.n == self.at
+        if self.fault == "slow" and first_two:
             time.sleep(3.0)
-        if self.fault == "crash" and self.n == self.at and self.total <= 2 * self.at:
+        if self.fault == "crash" and first_two:
             raise RuntimeError("the model server ran out of memory")
         if type(self).total >= self.at:
             if self.fault == "nan":
