@@ -4,7 +4,11 @@
   argparse types; a float must be finite. `SEED` is a whole number in [0, 2**32).
   Every numeric argument of every verb uses one of them (tests/test_guards.py checks).
 - output paths: `check_out_dir` / `check_out_file` refuse a path that is a file, lies
-  under a file, or cannot be created, before any work is done.
+  under a file, or cannot be created, before any work is done. An output file is also
+  checked for what it holds: an existing file is replaced only when it is an `OutKind`
+  the verb writes (a metasim PNG, a metasim HTML page, a stamped metasim JSON ...), so a
+  user's own file named by mistake is refused, never overwritten. Every user-named output
+  file goes through `check_out_file` (or the argparse type `out_file(kind)`).
 - inputs: `check_size` refuses a file over a byte limit unread; `image_size` reads an
   image's header and refuses one whose decoded size is over METASIM_MAX_PIXELS before
   decoding; `load_npy` reads a .npy header (dtype, shape) before loading; `load_json`
@@ -19,6 +23,7 @@ import json
 import math
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -101,22 +106,103 @@ def out_problem(path: Path, want_dir: bool) -> str | None:
     return None
 
 
-def _out_type(want_dir: bool) -> Callable[[str], Path]:
+@dataclass(frozen=True)
+class OutKind:
+    """What a verb writes to a user-named file: `what` names it in a refusal, and
+    `holds(head)` says whether an existing file, from its first bytes, is one that
+    metasim wrote, so replacing it loses nothing the user made."""
+
+    what: str
+    holds: Callable[[bytes], bool]
+
+
+HEAD_BYTES = 1 << 20  # how much of an existing output file `holds` sees
+
+
+def starts_with(prefix: bytes | tuple[bytes, ...], *contains: bytes) -> Callable[[bytes], bool]:
+    """A `holds` test: the file starts with `prefix` (or one of them) and its head holds
+    each of `contains`."""
+    return lambda head: head.startswith(prefix) and all(c in head for c in contains)
+
+
+def stamped_json(stamp: str) -> Callable[[bytes], bool]:
+    """A `holds` test for a JSON object metasim writes with `"written_by": stamp` as its
+    first key (`stamp_json`)."""
+    return starts_with(json.dumps({"written_by": stamp})[:-1].encode())
+
+
+def stamp_json(stamp: str, data: dict[str, Any]) -> str:
+    """`data` as JSON text with `"written_by": stamp` first, as `stamped_json` expects."""
+    return json.dumps({"written_by": stamp, **data})
+
+
+PNG_SOFTWARE = "metasim"  # the tEXt "Software" value of every PNG metasim writes
+PNG = OutKind("a PNG written by metasim", starts_with(b"\x89PNG\r\n\x1a\n", b"Software\x00metasim"))
+# `bench physics --profile`: a cProfile dump (a marshalled dict) of metasim's eval loop,
+# and the text of its top entries next to it.
+PSTATS = OutKind("a cProfile of metasim's eval loop", starts_with((b"{", b"\xfb"), b"_eval_loop"))
+PROFILE_TEXT = OutKind(
+    "a profile text written by metasim", starts_with(b"# ", b" control steps of ")
+)
+
+
+def save_png(path: Path, image: np.ndarray) -> None:
+    """Write `image` (H, W, 3) uint8 as a PNG stamped as metasim's (see `PNG`)."""
+    from PIL import Image, PngImagePlugin
+
+    info = PngImagePlugin.PngInfo()
+    info.add_text("Software", PNG_SOFTWARE)
+    Image.fromarray(image).save(path, pnginfo=info)
+
+
+def held_problem(path: Path, kind: OutKind) -> str | None:
+    """Why the existing file `path` must not be replaced by `kind`, or None: it is
+    missing, empty, or already one of `kind`."""
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return None
+        with open(path, "rb") as f:
+            head = f.read(HEAD_BYTES)
+    except OSError as exc:
+        return f"cannot read what it holds ({exc.strerror or exc})"
+    if kind.holds(head):
+        return None
+    return (
+        f"{path} exists and is not {kind.what}; it would be overwritten (remove it first "
+        "if it is meant to be replaced)"
+    )
+
+
+def out_file(kind: OutKind) -> Callable[[str], Path]:
+    """An argparse type: an output file of `kind` (see `check_out_file`)."""
+
     def parse(text: str) -> Path:
         if not text.strip():
             raise argparse.ArgumentTypeError("expected a path, got an empty string")
-        why = out_problem(Path(text), want_dir)
+        path = Path(text)
+        why = out_problem(path, want_dir=False) or held_problem(path, kind)
         if why is not None:
             raise argparse.ArgumentTypeError(why)
-        return Path(text)
+        return path
 
-    parse.__name__ = "output folder" if want_dir else "output file"
+    parse.__name__ = "output file"
     parse.output = True  # type: ignore[attr-defined]
+    parse.kind = kind  # type: ignore[attr-defined]
     return parse
 
 
-OUT_DIR = _out_type(want_dir=True)  # argparse type: a folder the verb will create or fill
-OUT_FILE = _out_type(want_dir=False)  # argparse type: a file the verb will write
+def _out_dir_type(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a path, got an empty string")
+    why = out_problem(Path(text), want_dir=True)
+    if why is not None:
+        raise argparse.ArgumentTypeError(why)
+    return Path(text)
+
+
+_out_dir_type.__name__ = "output folder"
+_out_dir_type.output = True  # type: ignore[attr-defined]
+OUT_DIR = _out_dir_type  # argparse type: a folder the verb will create or fill
 
 
 def check_out_dir(path: str | Path, what: str) -> Path:
@@ -134,11 +220,12 @@ def check_out_dir(path: str | Path, what: str) -> Path:
     return out
 
 
-def check_out_file(path: str | Path, what: str) -> Path:
-    """An output file `path` that can be written, its parent folder made; see
-    `out_problem` for what is refused (an input error, exit 2)."""
+def check_out_file(path: str | Path, what: str, kind: OutKind) -> Path:
+    """An output file `path` of `kind` that can be written, its parent folder made; see
+    `out_problem` for the paths refused, and `held_problem` for the existing files that
+    are not replaced (an input error, exit 2). Call it before any work."""
     out = Path(path)
-    why = out_problem(out, want_dir=False)
+    why = out_problem(out, want_dir=False) or held_problem(out, kind)
     if why is not None:
         raise MetasimInputError(f"{what} {out}", [why], f"Choose another {what}")
     check_out_dir(out.parent, what)

@@ -55,6 +55,18 @@ def test_output_under_a_file_exits_2(capsys, tmp_path: Path) -> None:
         assert "is a file" in exit2(capsys, argv)
 
 
+def test_profile_outputs_are_checked_for_what_they_hold(capsys, tmp_path: Path) -> None:
+    """`bench physics --profile P --num-envs 1 2` writes P.1, P.1.txt, P.2, P.2.txt: a
+    user's file at any of them is refused before any work, and kept (issue #33 item 1)."""
+    prof = tmp_path / "p.prof"
+    mine = tmp_path / "p.prof.2.txt"
+    mine.write_text("my notes\n")
+    argv = ["bench", "physics", "--profile", str(prof), "--num-envs", "1", "2", "--steps", "2"]
+    assert f"{mine} exists and is not a profile text" in exit2(capsys, argv)
+    assert mine.read_text() == "my notes\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.prof.2.txt"]
+
+
 def test_serve_on_a_port_in_use_exits_2(capsys) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -16,7 +16,7 @@ from metasim.cli.main import build_parser
 from metasim.errors import MetasimInputError
 
 # Destinations that name a file or folder the verb writes.
-OUTPUT_DESTS = {"out", "plot", "html", "profile", "markdown", "frames"}
+OUTPUT_DESTS = {"out", "plot", "html", "profile", "markdown", "frames", "package"}
 
 
 def _actions(parser: argparse.ArgumentParser, path: str = "metasim") -> Iterator[tuple]:
@@ -71,6 +71,69 @@ def test_every_output_path_is_checked(command: str, action: argparse.Action, tmp
     assert getattr(action.type, "output", False), f"{command} {action.dest}: not checked"
     with pytest.raises(argparse.ArgumentTypeError, match="is a file"):
         action.type(str(blocker / "x" / "y.png"))
+
+
+OUT_FILES = [(p, a) for p, a in OUTPUTS if a.type.__name__ == "output file"]
+
+
+def test_the_output_files_are_found() -> None:
+    names = {f"{p} {a.dest}" for p, a in OUT_FILES}
+    assert {"metasim correlate plot", "metasim metaworld-compare package"} <= names
+    assert len(names) >= 5
+
+
+@pytest.mark.parametrize(
+    ("command", "action"), OUT_FILES, ids=[f"{p} {a.dest}" for p, a in OUT_FILES]
+)
+def test_an_output_file_is_checked_for_what_it_holds(
+    command: str, action: argparse.Action, tmp_path: Path
+) -> None:
+    """A user's own file named as an output is refused while parsing, and left as it was;
+    a missing or empty file is accepted (issue #33 item 1)."""
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"lr": 0.001, "note": "mine"}\n')
+    with pytest.raises(argparse.ArgumentTypeError, match=r"exists and is not .* overwritten"):
+        action.type(str(settings))
+    assert settings.read_text() == '{"lr": 0.001, "note": "mine"}\n'
+    assert action.type(str(tmp_path / "new" / "file")) == tmp_path / "new" / "file"
+    (tmp_path / "empty").touch()
+    assert action.type(str(tmp_path / "empty")) == tmp_path / "empty"
+
+
+def _metasim_outputs(tmp_path: Path) -> dict[str, tuple[guards.OutKind, Path]]:
+    """One real file of each kind, written by the code that writes it."""
+    from metasim.bench.physics import profile_eval_loop
+    from metasim.metaworld import compare
+    from metasim.report.html import HTML_PAGE, page
+
+    png, html, prof = tmp_path / "a.png", tmp_path / "a.html", tmp_path / "a.prof"
+    guards.save_png(png, np.zeros((4, 4, 3), np.uint8))
+    html.write_text(page("t", "", []))
+    profile_eval_loop("lift_cube", 1, 2, prof)
+    pkg = tmp_path / "pkg.json"
+    pkg.write_text(guards.stamp_json(compare.PACKAGE_STAMP, {"key": {}, "rows": {}}))
+    return {
+        "png": (guards.PNG, png),
+        "html": (HTML_PAGE, html),
+        "pstats": (guards.PSTATS, prof),
+        "profile text": (guards.PROFILE_TEXT, Path(f"{prof}.txt")),
+        "package": (compare.PACKAGE_FILE, pkg),
+    }
+
+
+def test_metasim_outputs_are_replaceable_and_foreign_files_are_not(tmp_path: Path) -> None:
+    """Each kind accepts what metasim writes and refuses the others' files and a user's."""
+    outputs = _metasim_outputs(tmp_path)
+    user = tmp_path / "user.png"
+    Image = pytest.importorskip("PIL.Image")
+    Image.new("RGB", (4, 4)).save(user)  # a PNG, but not one metasim wrote
+    for name, (kind, path) in outputs.items():
+        assert guards.held_problem(path, kind) is None, name
+        others = [p for n, (_, p) in outputs.items() if n != name]
+        for other in [*others, user]:
+            assert "exists and is not" in (guards.held_problem(other, kind) or ""), (name, other)
+        with pytest.raises(MetasimInputError, match="exists and is not"):
+            guards.check_out_file(user, "--x", kind)
 
 
 def test_image_header_is_checked_before_decoding(tmp_path: Path, monkeypatch) -> None:

@@ -40,7 +40,17 @@ from mujoco import rollout
 from metasim.bench.physics import _eval_loop, _rollout_reference
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
-from metasim.guards import NUM_ENVS, OUT_FILE, REPEATS, STEPS, THREADS, check_budget
+from metasim.guards import (
+    NUM_ENVS,
+    REPEATS,
+    STEPS,
+    THREADS,
+    OutKind,
+    check_budget,
+    check_out_file,
+    out_file,
+    starts_with,
+)
 from metasim.paths import ROOT
 from metasim.scene import compile_file
 
@@ -56,6 +66,8 @@ PLAYGROUND_XML = (
 MENAGERIE = "mujoco/playground/assets/mujoco_menagerie"
 ACTION_SCALE = 0.04  # EnvPool's PandaPickCube config (action_scale)
 SUBSTEPS = 4  # ctrl_dt 0.02 / sim_dt 0.005
+# `--markdown`: the table `markdown` writes starts with the command that reproduces it.
+MARKDOWN = OutKind("a table written by `metasim bench peers`", starts_with(b"`metasim bench peers"))
 
 
 def add_parser(bench_verbs: Any) -> None:
@@ -65,7 +77,10 @@ def add_parser(bench_verbs: Any) -> None:
     p.add_argument("--steps", type=STEPS, default=300, help="env steps per measurement")
     p.add_argument("--repeats", type=REPEATS, default=3, help="report the median of this many")
     p.add_argument(
-        "--markdown", type=OUT_FILE, default=None, help="also write the table (and command) here"
+        "--markdown",
+        type=out_file(MARKDOWN),
+        default=None,
+        help="also write the table (and command) here",
     )
 
 
@@ -310,6 +325,8 @@ def run_peers_bench_cli(args: argparse.Namespace) -> int:
             "command line", ["--num-envs, --threads, --steps and --repeats must be >= 1"]
         )
     check_budget("--num-envs × --steps", args.num_envs * args.steps, "METASIM_MAX_ENV_STEPS")
+    if args.markdown:
+        check_out_file(args.markdown, "--markdown", MARKDOWN)
     result = bench_peers(args.num_envs, list(args.threads), args.steps, args.repeats)
     print(json.dumps(result, indent=2))
     if args.markdown:

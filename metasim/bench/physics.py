@@ -32,6 +32,7 @@ from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
 from metasim.evaluate.policy_io import policy_context
 from metasim.evaluate.rollout import EpisodeRecord, _Loop
+from metasim.guards import PROFILE_TEXT, PSTATS, check_out_file
 from metasim.policies.base import make_policy
 from metasim.scene.compile import CompiledScene
 from metasim.scene.sources import compile_task, source_of
@@ -220,6 +221,14 @@ def profile_eval_loop(scene: str, num_envs: int, steps: int, out: Path, top: int
     return head + text.getvalue()
 
 
+def profile_outputs(profile: str | Path, num_envs: int | None) -> Path:
+    """The profile file of `--profile` (suffixed `.N` for one of several env counts), its
+    `.txt` beside it: both checked for what they hold before any work."""
+    out = Path(profile if num_envs is None else f"{profile}.{num_envs}")
+    check_out_file(Path(f"{out}.txt"), "--profile", PROFILE_TEXT)
+    return check_out_file(out, "--profile", PSTATS)
+
+
 def run_physics_bench_cli(args: argparse.Namespace) -> int:
     from metasim.guards import check_budget
     from metasim.sim import BACKENDS
@@ -239,8 +248,9 @@ def run_physics_bench_cli(args: argparse.Namespace) -> int:
             print(json.dumps(own, indent=2))
             return 0
     if args.profile:
-        for n in args.num_envs:
-            out = Path(args.profile if len(args.num_envs) == 1 else f"{args.profile}.{n}")
+        outs = {n: profile_outputs(args.profile, n if len(args.num_envs) > 1 else None)
+                for n in args.num_envs}  # fmt: skip
+        for n, out in outs.items():
             sys.stderr.write(profile_eval_loop(args.scene, n, args.steps, out))
     results = [
         bench_physics(args.scene, n, args.steps, args.threads, args.backend, args.repeats)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from metasim.cli.verbs import verb
-from metasim.guards import NUM_ENVS, OUT_FILE, REPEATS, STEPS, THREADS
+from metasim.guards import NUM_ENVS, PSTATS, REPEATS, STEPS, THREADS, out_file
 from metasim.paths import SCENES
 
 
@@ -25,7 +25,10 @@ def _physics_parser(bv: Any) -> None:
     phys.add_argument("--threads", type=THREADS, default=None)
     phys.add_argument("--repeats", type=REPEATS, default=3, help="report the median of this many")
     phys.add_argument(
-        "--profile", type=OUT_FILE, default=None, help="write a cProfile of the eval loop here"
+        "--profile",
+        type=out_file(PSTATS),
+        default=None,
+        help="write a cProfile of the eval loop here",
     )
 
 

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 from metasim.cli.verbs import verb
 from metasim.errors import MetasimInputError
-from metasim.guards import OUT_FILE, SEED, bounded_float, bounded_int, check_budget, check_out_file
+from metasim.guards import (
+    PNG,
+    SEED,
+    bounded_float,
+    bounded_int,
+    check_budget,
+    check_out_file,
+    out_file,
+)
+from metasim.report.html import HTML_PAGE
 
 if TYPE_CHECKING:
     from metasim.correlate.study import Study
@@ -27,9 +36,11 @@ def add_parser(verbs: Any) -> None:
     src.add_argument("--pairs", help="CSV: policy_a,policy_b,winner (or wins_a,wins_b[,ties])")
     cor.add_argument("--real", help="with --sim: CSV task,policy,real_success[,real_n]")
     cor.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    cor.add_argument("--plot", type=OUT_FILE, help="write a scatter plot PNG here")
+    cor.add_argument("--plot", type=out_file(PNG), help="write a scatter plot PNG here")
     cor.add_argument(
-        "--html", type=OUT_FILE, help="write a self-contained HTML page (table + scatter) here"
+        "--html",
+        type=out_file(HTML_PAGE),
+        help="write a self-contained HTML page (table + scatter) here",
     )
     cor.add_argument(
         "--reps", type=bounded_int(1, MAX_REPS), default=2000, help="bootstrap replicates"
@@ -148,9 +159,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.pairs:
         return _pairs(args)
-    for flag, out in (("--plot", args.plot), ("--html", args.html)):
+    for flag, out, kind in (("--plot", args.plot, PNG), ("--html", args.html, HTML_PAGE)):
         if out is not None:
-            check_out_file(out, flag)  # makes its folder: found before the analysis runs
+            check_out_file(out, flag, kind)  # makes its folder: found before the analysis runs
     study = _study(args)
     # Replicates of every row are kept for the pooled interval: about 32 bytes per cell.
     check_budget("--reps × rows", args.reps * len(study.entries), "METASIM_CORRELATE_MAX_CELLS")

@@ -11,7 +11,7 @@ from typing import Any
 
 from metasim.cli.verbs import verb
 from metasim.errors import MetasimInputError
-from metasim.guards import OUT_DIR, check_out_dir
+from metasim.guards import OUT_DIR, PNG, check_out_dir, check_out_file, save_png
 
 
 def add_parser(verbs: Any) -> None:
@@ -66,8 +66,6 @@ def validate(files: list[str]) -> int:
 
 def render(file: Path, out: Path) -> int:
     """Write `<out>/<scene>_<camera>.png` for every camera, at the scene's reset state."""
-    from PIL import Image
-
     from metasim.envs.vec_env import MetasimVectorEnv
     from metasim.scene.sources import compile_task
 
@@ -76,12 +74,12 @@ def render(file: Path, out: Path) -> int:
     if not cams:
         raise MetasimInputError(str(file), ["cameras: the scene declares no camera to render"])
     check_out_dir(out, "--out")
+    paths = [check_out_file(out / f"{compiled.scene.name}_{cam}.png", "--out", PNG) for cam in cams]
     env = MetasimVectorEnv(compiled, num_envs=1)
     env.reset(seed=0)
-    for cam in cams:
+    for cam, path in zip(cams, paths, strict=True):
         img = env.handler.render(cam)[0]
-        path = out / f"{compiled.scene.name}_{cam}.png"
-        Image.fromarray(img).save(path)
+        save_png(path, img)
         print(f"wrote {path} ({img.shape[1]}x{img.shape[0]})")
     env.close()
     return 0

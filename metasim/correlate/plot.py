@@ -10,6 +10,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from metasim.correlate.study import Study, TaskData
+from metasim.guards import PNG_SOFTWARE
 from metasim.stats import success_interval
 
 
@@ -65,5 +66,5 @@ def scatter_plot(
     fig.tight_layout()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, format="png")
+    fig.savefig(out, format="png", metadata={"Software": PNG_SOFTWARE})
     return out

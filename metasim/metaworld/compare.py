@@ -25,10 +25,24 @@ from pathlib import Path
 from typing import Any
 
 from metasim.errors import MetasimInputError
-from metasim.guards import NUM_ENVS, OUT_DIR, bounded_int
+from metasim.guards import (
+    NUM_ENVS,
+    OUT_DIR,
+    OutKind,
+    bounded_int,
+    check_out_file,
+    load_json,
+    out_file,
+    stamp_json,
+    stamped_json,
+)
 from metasim.stats.paired import PairedTable, paired_difference_interval
 
 DEFAULT_SUITE = "metaworld_mt50"
+# `--package FILE`: the package's outcomes, a JSON object stamped as this command's, so a
+# file that is not one (a user's settings named by mistake) is refused, never replaced.
+PACKAGE_STAMP = "metasim metaworld-compare package outcomes"
+PACKAGE_FILE = OutKind(f"a JSON file of {PACKAGE_STAMP}", stamped_json(PACKAGE_STAMP))
 
 
 @dataclass(frozen=True)
@@ -185,15 +199,32 @@ def package_table(
     """The package's outcomes per env name; with `cache` (a JSON file written by an earlier
     call with the same tasks and episodes) read from it instead of rerun."""
     key = {"tasks": [t.ref for t in tasks], "episodes": episodes, "seed": seed}
-    if cache is not None and cache.is_file():
-        data = json.loads(cache.read_text())
-        if data.get("key") == key:
-            return {k: [Outcome(bool(a), int(b)) for a, b in v] for k, v in data["rows"].items()}
+    cached = read_package_file(cache, key) if cache is not None else None
+    if cached is not None:
+        return cached
     rows = {t.task: package_outcomes(ref, t, episodes, seed) for t in tasks}
     if cache is not None:
         out = {k: [[o.success, o.steps] for o in v] for k, v in rows.items()}
-        cache.write_text(json.dumps({"key": key, "rows": out}))
+        cache.write_text(stamp_json(PACKAGE_STAMP, {"key": key, "rows": out}))
     return rows
+
+
+def read_package_file(path: Path, key: dict[str, Any]) -> dict[str, list[Outcome]] | None:
+    """The outcomes a `--package` file holds for `key`, or None (no file, another key, or
+    rows that do not fit the key: rerun and replaced, as the file is this command's)."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    data = load_json(path, "--package file")
+    if not isinstance(data, dict) or data.get("key") != key:
+        return None
+    rows, names = data.get("rows"), [task_ref(t).task for t in key["tasks"]]
+    if not isinstance(rows, dict):
+        return None
+    try:
+        out = {n: [Outcome(bool(s), int(k)) for s, k in rows[n][: key["episodes"]]] for n in names}
+    except (KeyError, TypeError, ValueError):
+        return None
+    return out if all(len(v) == key["episodes"] for v in out.values()) else None
 
 
 def compare(
@@ -275,9 +306,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the rows and totals as JSON")
     p.add_argument(
         "--package",
+        type=out_file(PACKAGE_FILE),
         metavar="FILE",
-        help="JSON of the package's outcomes: read if it holds "
-        "the same tasks and episodes, else written after running them",
+        help="JSON of the package's outcomes: read if it holds the same tasks and episodes, "
+        "else written after running them (an existing file must be one this command wrote)",
     )
 
 
@@ -289,6 +321,7 @@ def run(args: argparse.Namespace) -> int:
         raise MetasimInputError("--episodes", [f"{args.episodes}: expected 1..50 (variations)"])
     if args.run and args.out:
         raise MetasimInputError("metaworld-compare", ["give --run or --out, not both"])
+    cache = check_out_file(args.package, "--package", PACKAGE_FILE) if args.package else None
     if args.run:
         tasks, outcomes = run_outcomes(Path(args.run))
         tasks = select(tasks, args.tasks)
@@ -297,7 +330,6 @@ def run(args: argparse.Namespace) -> int:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         out = Path(args.out or f"runs/metaworld-compare-{stamp}")
         _, outcomes = run_outcomes(run_metasim(tasks, args.episodes, out, args.num_envs))
-    cache = Path(args.package) if args.package else None
     try:
         with MetaWorldRef() as ref:
             package = package_table(ref, tasks, args.episodes, cache)

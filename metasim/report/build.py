@@ -16,10 +16,11 @@ from typing import Any
 import numpy as np
 
 from metasim.errors import MetasimInputError
+from metasim.guards import check_out_file
 from metasim.report import analysis as an
 from metasim.report import plots
 from metasim.report.data import Run, load_run, nested
-from metasim.report.html import esc, figure, page, rate_cell, section, table, video
+from metasim.report.html import HTML_PAGE, esc, figure, page, rate_cell, section, table, video
 
 
 def build_report(
@@ -48,23 +49,14 @@ def build_report(
 
 def report_target(out: str | Path | None, run_dir: Path) -> Path:
     """Where the report goes: `out` (a file, or report.html inside `out` when it is an
-    existing folder), default RUN_DIR/report.html. A folder that cannot hold it is an
-    input error, found before any work."""
-    if out is None:
-        return run_dir / "report.html"
-    target = Path(out)
+    existing folder), default RUN_DIR/report.html. A folder that cannot hold it, or a file
+    there that is not a metasim page, is an input error, found before any work."""
+    target = run_dir / "report.html" if out is None else Path(out)
     if target.is_dir():
         target = target / "report.html"
     if target.is_dir():
         raise MetasimInputError(f"--out {out}", [f"{target} is a folder; name a file"])
-    parent = target.parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise MetasimInputError(
-            f"--out {out}", [f"cannot create the folder {parent} ({exc.strerror or exc})"]
-        ) from None
-    return target
+    return check_out_file(target, "--out" if out is not None else "report", HTML_PAGE)
 
 
 def write_atomic(target: Path, text: str) -> None:

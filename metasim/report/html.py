@@ -10,6 +10,14 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 
+from metasim.guards import OutKind, starts_with
+
+# How every page starts: an existing file is replaced only when it starts so (HTML_PAGE).
+PAGE_HEAD = (
+    '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">'
+)
+HTML_PAGE = OutKind("an HTML page written by metasim", starts_with(PAGE_HEAD.encode()))
+
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#222;
   background:#fafafa}
@@ -130,9 +138,7 @@ def video(uri: str, caption: str) -> str:
 def page(title: str, meta: str, sections: Sequence[str]) -> str:
     """The complete, self-contained HTML document."""
     return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<link rel="icon" href="data:,">'
-        f"<title>{esc(title)}</title><style>{CSS}</style></head>"
+        f"{PAGE_HEAD}<title>{esc(title)}</title><style>{CSS}</style></head>"
         f'<body><header><h1>{esc(title)}</h1><div class="meta">{meta}</div></header>'
         f"<main>{''.join(sections)}</main><script>{STATUS_JS}</script></body></html>\n"
     )

@@ -99,3 +99,35 @@ def test_mt10_agrees_with_the_package_within_the_interval(
     for row in rows:
         if row.task.task in STEP_EXACT:
             assert row.metasim == row.package
+
+
+def test_package_file_never_replaces_a_users_file(capsys, tmp_path: Path) -> None:
+    """`--package` naming a file this command did not write (a user's settings, a JSON
+    list, a system file, a folder) is refused before any work, and left as it was
+    (issue #33 items 1 and 5)."""
+    from tests.cli_refusal import refused
+
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"lr": 0.001}\n')
+    listed = tmp_path / "list.json"
+    listed.write_text("[1, 2]\n")
+    run = ["metaworld-compare", "--run", str(tmp_path / "no_run"), "--episodes", "1"]
+    for target in (settings, listed, Path("/etc/passwd"), tmp_path):
+        err = refused(capsys, [*run, "--tasks", "reach-v3", "--package", str(target)])
+        assert "--package" in err and str(target) in err, err
+    assert settings.read_text() == '{"lr": 0.001}\n' and listed.read_text() == "[1, 2]\n"
+
+
+def test_package_file_is_read_back_only_for_its_key(tmp_path: Path) -> None:
+    """A file this command wrote is read for the same tasks, episodes and seed, else rerun."""
+    tasks = _mt10(["reach-v3"])
+    key = {"tasks": [t.ref for t in tasks], "episodes": 2, "seed": 0}
+    path = tmp_path / "pkg.json"
+    rows = {"reach-v3": [[True, 40], [False, 0]]}
+    path.write_text(compare.stamp_json(compare.PACKAGE_STAMP, {"key": key, "rows": rows}))
+    assert compare.check_out_file(path, "--package", compare.PACKAGE_FILE) == path
+    assert compare.read_package_file(path, key) == {
+        "reach-v3": [compare.Outcome(True, 40), compare.Outcome(False, 0)]
+    }
+    assert compare.read_package_file(path, {**key, "seed": 1}) is None
+    assert compare.read_package_file(path, {**key, "episodes": 3}) is None  # too few rows

@@ -51,3 +51,20 @@ def test_out_that_cannot_be_written_exits_2(run_dir: Path, tmp_path: Path, capsy
     assert afile.read_text() == "x"
     assert leftovers(tmp_path, run_dir) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "occupied"]
+
+
+def test_out_naming_a_users_file_is_refused_and_a_report_is_replaced(
+    run_dir: Path, tmp_path: Path, capsys
+) -> None:
+    """`--out notes.html` (a page the user wrote) is refused and kept; a report written
+    before is replaced (issue #33 item 1: output files are checked for what they hold)."""
+    notes = tmp_path / "notes.html"
+    notes.write_text("<!DOCTYPE html><html><body>my notes</body></html>\n")
+    assert main(["report", str(run_dir), "--out", str(notes), "--videos", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --out {notes}: ") and "is not an HTML page" in err, err
+    assert notes.read_text() == "<!DOCTYPE html><html><body>my notes</body></html>\n"
+    again = tmp_path / "r.html"
+    for _ in range(2):
+        assert main(["report", str(run_dir), "--out", str(again), "--videos", "0"]) == 0
+    assert "Success per task" in again.read_text()

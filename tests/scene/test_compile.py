@@ -125,6 +125,17 @@ def test_render_cli_writes_a_png_per_camera(tmp_path, capsys):
     assert files == ["everything_side.png", "everything_top.png"]
     img = np.asarray(Image.open(out / "everything_top.png"))
     assert img.shape == (64, 96, 3) and img.std() > 1
+    assert main(["scene", "render", str(path), "--out", str(out)]) == 0  # its own: replaced
+    capsys.readouterr()
+    Image.new("RGB", (2, 2)).save(out / "everything_side.png")  # a picture of the user's
+    before = (out / "everything_side.png").read_bytes()
+    (out / "everything_top.png").unlink()
+    assert main(["scene", "render", str(path), "--out", str(out)]) == 2
+    assert (
+        "everything_side.png exists and is not a PNG written by metasim" in capsys.readouterr().err
+    )
+    assert (out / "everything_side.png").read_bytes() == before
+    assert not (out / "everything_top.png").exists()  # refused before rendering any
 
 
 def test_initial_state_ranges_and_robot_noise(tmp_path):
