@@ -32,8 +32,14 @@ import duckdb
 
 from metasim.errors import MetasimInputError
 from metasim.evaluate.records import EpisodeRecord, decode_factors, encode_factors
+from metasim.evaluate.resume import differing, mismatch, normalized
 from metasim.evaluate.salvage import salvage
 from metasim.evaluate.table import COLUMNS, TABLE, create_table
+from metasim.guards import load_json
+
+# The config fields of a run that change its outcomes: a resume must match every one
+# (the policy with all its options, chunk execution and action conventions; the tasks).
+OUTCOME_FIELDS = ("suite", "policy", "seed", "episodes", "backend", "perturbation")
 
 
 class RunStore:
@@ -61,20 +67,16 @@ class RunStore:
             tmp.write_text(json.dumps(manifest, indent=2) + "\n")
             tmp.replace(path)
             return
-        try:
-            old = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise MetasimInputError(str(path), [f"cannot be read ({exc})"]) from None
-        keys = ("suite", "policy", "seed", "episodes", "backend", "perturbation")
-        differ = [k for k in keys if old.get("config", {}).get(k) != manifest["config"].get(k)]
-        if differ:
+        old = load_json(path, "manifest")
+        if not isinstance(old, dict) or not isinstance(old.get("config"), dict):
             raise MetasimInputError(
-                str(self.run_dir),
-                [
-                    f"this run folder holds a run with a different {', '.join(differ)}; "
-                    "resume it with the same settings or choose another out="
-                ],
+                str(path), ["expected the JSON object metasim eval writes, with its config"]
             )
+        recorded = {k: old["config"].get(k) for k in OUTCOME_FIELDS}
+        now = normalized({k: manifest["config"].get(k) for k in OUTCOME_FIELDS})
+        changed = differing(recorded, now)
+        if changed:
+            raise mismatch(self.run_dir, changed, "out=")
 
     # ------------------------------------------------------------ episodes
 

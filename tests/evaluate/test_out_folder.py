@@ -54,3 +54,21 @@ def test_eval_into_an_empty_folder_then_resume_it(tmp_path: Path) -> None:
     assert _eval(out, "episodes=2") == 2  # a different run is still refused ...
     assert _eval(out) == 0  # ... and the same run resumes into its own folder
     assert json.loads((out / "summary.json").read_text())["tasks"]["lift_cube"]["n"] == 1
+
+
+def test_resume_names_the_option_that_differs_and_a_damaged_manifest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The resume check (metasim.evaluate.resume) names the policy option that changed;
+    a manifest that is not the object eval writes is refused, not a traceback."""
+    out = tmp_path / "run"
+    assert _eval(out) == 0
+    capsys.readouterr()
+    assert _eval(out, "policy.execute=2") == 2
+    err = capsys.readouterr().err
+    assert f"error: {out}: this folder holds results of a run with a different policy" in err
+    assert "policy.execute" in err and "Traceback" not in err and err.count("\n") == 1, err
+    (out / "manifest.json").write_text("[]\n")
+    assert _eval(out) == 2
+    err = capsys.readouterr().err
+    assert "manifest.json: expected the JSON object metasim eval writes" in err, err

@@ -237,3 +237,53 @@ def test_needs_exactly_one_policy_source(tmp_path: Path, capsys: pytest.CaptureF
     assert "exactly one of --policy or --run" in capsys.readouterr().err
     assert main(["libero", "xcheck", "--run", str(tmp_path), "--tasks", "libero_spatial/0"]) == 2
     assert "no manifest.json" in capsys.readouterr().err
+
+
+def _seed_folder(out: Path, spec: RolloutSpec, release: int = 20) -> str:
+    """A folder as an earlier xcheck of `spec` leaves it: its key and one episode."""
+    from metasim.libero.checks.xcheck_run import KEY, check_folder
+
+    check_folder(out, spec, release)
+    assert (out / KEY).is_file()
+    line = json.dumps({"suite": SUITE, "task": TASK, "init": 0, "mode": "replay"}) + "\n"
+    (out / JSONL).write_text(line)
+    return line
+
+
+@pytest.mark.parametrize(
+    ("argv", "differs"),
+    [
+        (["--policy", "noop"], "policy"),
+        (["--policy", "libero_expert", "--release", "5"], "release"),
+        (["--policy", "libero_expert", "+policy.execute=3"], "execute"),
+        (["--policy", "libero_expert", "seed=7"], "seed"),
+    ],
+)
+def test_resume_with_other_settings_is_refused(
+    argv: list[str], differs: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder of libero_expert results resumed with another policy, option, seed or
+    release is refused before any work, and its episodes are kept (issue #33 item 2: noop
+    was reported at 1.00 from the expert's episodes)."""
+    from metasim.cli.main import main
+    from metasim.evaluate.config import compose
+
+    expert = compose(["policy=libero_expert"]).rollout
+    line = _seed_folder(tmp_path, expert)
+    tail = ["--tasks", f"{SUITE}/{TASK}", "--inits", "0", "--out", str(tmp_path)]
+    assert main(["libero", "xcheck", *argv, *tail]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {tmp_path}: this folder holds results of a run with a different")
+    assert differs in err and "Traceback" not in err and err.count("\n") == 1, err
+    assert (tmp_path / JSONL).read_text() == line
+
+
+def test_results_without_their_key_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from metasim.cli.main import main
+
+    (tmp_path / JSONL).write_text('{"suite": "libero_spatial"}\n')
+    tail = ["--tasks", f"{SUITE}/{TASK}", "--inits", "0", "--out", str(tmp_path)]
+    assert main(["libero", "xcheck", "--policy", "noop", *tail]) == 2
+    assert f"holds {JSONL} but no xcheck_key.json" in capsys.readouterr().err

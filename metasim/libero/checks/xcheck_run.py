@@ -26,7 +26,9 @@ from typing import Any
 import numpy as np
 
 from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.errors import MetasimInputError
 from metasim.evaluate.policy_io import camera_views, converter_for, policy_context
+from metasim.evaluate.resume import check_resume, rollout_key
 from metasim.evaluate.spec import RolloutSpec
 from metasim.libero.checks.xcheck import (
     LATE_STEPS,
@@ -51,6 +53,21 @@ from metasim.stats.paired import PairedTable, paired_difference_interval
 from metasim.tasks.predicates import TaskView
 
 JSONL, SUMMARY = "xcheck.jsonl", "xcheck_summary.json"
+KEY = "xcheck_key.json"  # the outcome key the jsonl's episodes were run with (resume.py)
+
+
+def check_folder(out: Path, spec: RolloutSpec, release: int) -> None:
+    """Make `out` and record (or, resuming, check) the outcome key of its episodes: the
+    policy with all its options, seed, backend, chunk execution and the release steps.
+    A folder of another key, or with episodes but no key, is refused (exit 2)."""
+    out.mkdir(parents=True, exist_ok=True)
+    if (out / JSONL).exists() and not (out / KEY).exists():
+        raise MetasimInputError(
+            str(out),
+            [f"it holds {JSONL} but no {KEY} saying which policy and settings ran them"],
+            "Choose another --out (a folder written before resumes were checked)",
+        )
+    check_resume(out / KEY, {**rollout_key(spec), "release": release}, "--out")
 
 
 class ClosedLoop:
@@ -168,10 +185,11 @@ def run_xcheck(
     shard: tuple[int, int] = (0, 1),
 ) -> dict[str, Any]:
     """Cross-check `spec`'s policy on every (task, init): replays, and with `closed_loop`
-    LIBERO closed-loop runs too; resumes from `<out>/xcheck.jsonl`; returns (and writes)
+    LIBERO closed-loop runs too; resumes from `<out>/xcheck.jsonl` when `<out>/xcheck_key.json`
+    holds the same outcome key (`check_folder`), refuses it otherwise; returns (and writes)
     the summary of every requested pair the file holds. `shard` (i, n) runs only pair
     number j (task-major order) with j % n == i, so n processes can share one folder."""
-    out.mkdir(parents=True, exist_ok=True)
+    check_folder(out, spec, release)
     path = out / JSONL
     done = load_done(path)
     modes = ["replay", "closed_loop"] if closed_loop else ["replay"]
