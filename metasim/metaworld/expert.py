@@ -3,10 +3,11 @@
 Each control step the policy builds the package's 39-D observation from metasim's state
 (`Observer`: the current frame, the previous one, the goal, clipped as the package's
 `step` clips it; an episode's first observation is the package's recorded reset
-observation, unclipped) and asks the package's scripted policy for the task
-(`metaworld.policies`, imported in the reference venv, never copied) for its actions,
-over the reference worker's pipe (`MetaWorldRef.expert_actions`). The actions are the
-package's 4-D `mocap_delta` actions, executed unchanged.
+observation, unclipped; the goal zeroed in an ML benchmark's task, as the package hides
+it) and asks the package's scripted policy for the task (`metaworld.policies`, imported
+in the reference venv, never copied) for its actions, over the reference worker's pipe
+(`MetaWorldRef.expert_actions`). The actions are the package's 4-D `mocap_delta`
+actions, executed unchanged.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 
 from metasim.envs.vec_env import CameraView
 from metasim.metaworld.obs import PrevFrames
-from metasim.metaworld.terms import task_of
+from metasim.metaworld.terms import task_of, world_of
 from metasim.policies.base import PolicyContext, register_policy
 
 
@@ -27,8 +28,8 @@ class Observer:
     the package's recorded reset frame for an env whose next observation is its
     episode's first): `reset(ids)` marks those envs."""
 
-    def __init__(self, task: str, num_envs: int) -> None:
-        self.frames = PrevFrames(task, num_envs)
+    def __init__(self, task: str, num_envs: int, partially_observable: bool = False) -> None:
+        self.frames = PrevFrames(task, num_envs, partially_observable)
 
     def reset(self, env_ids: np.ndarray) -> None:
         self.frames.reset(env_ids)
@@ -53,8 +54,10 @@ class MetaworldExpert:
         from metasim.metaworld.reference.simulator import MetaWorldRef
 
         task = task_of_scene(ctx)
+        world = world_of(ctx.compiled.scene)
+        hidden = world is not None and world.partially_observable  # an ML benchmark's task
         self.task, self.num_envs = task, ctx.num_envs
-        self.observer = Observer(task, ctx.num_envs)
+        self.observer = Observer(task, ctx.num_envs, hidden)
         self.ref = MetaWorldRef()
 
     def reset(self, instruction: str, env_ids: np.ndarray | None = None) -> None:

@@ -29,11 +29,16 @@ from metasim.tasks.predicates import PredFn, TaskView, predicate
 
 @FIXTURE_KINDS.register("metaworld_world")
 class MetaworldWorld(FixtureBase):
-    """The world of Meta-World task `task` (an env name, e.g. `pick-place-v3`)."""
+    """The world of Meta-World task `task` (an env name, e.g. `pick-place-v3`).
+
+    `partially_observable`: the goal is hidden from the observation (`metaworld_goal` and
+    the package's 39-D observation read zeros there), as the package's ML benchmarks
+    (ML1/ML10/ML45, train and test) set it; the MT benchmarks show it."""
 
     type: Literal["metaworld_world"]
     name: str
     task: str
+    partially_observable: bool = False
 
     def bodies(self) -> tuple[str, ...]:
         return ()

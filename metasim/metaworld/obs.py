@@ -15,8 +15,10 @@ returns it unclipped. The frame stored as "previous" is the unclipped one.
 Partial observability: every MT benchmark (MT1/MT10/MT25/MT50) sets
 `partially_observable=False` (goal shown), every ML benchmark True (goal zeroed, its
 space [0, 0]). The package's scripted policies read the goal from [36:39] (19 of them),
-so `metaworld_expert` needs the MT form; LeRobot's Meta-World env builds MT1 tasks (goal
-shown) and feeds policies [0:4] as `agent_pos`.
+so they fail on ML tasks that need it, in the package and in metasim alike: a scene of an
+ML benchmark's task is `partially_observable` (its `metaworld_world` fixture), and its
+`metaworld_goal` term and `metaworld_expert`'s observation hide the goal. LeRobot's
+Meta-World env builds MT1 tasks (goal shown) and feeds policies [0:4] as `agent_pos`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@
   (tcp_center), gripper distance, up to two objects' position and quaternion;
 - `metaworld_reset_frame` (B, 18): the frame the package's reset returned for the
   episode's variation (recorded with its initial state);
-- `metaworld_goal` (B, 3): the episode's `_target_pos`;
+- `metaworld_goal` (B, 3): the episode's `_target_pos`, or zeros in a scene of an ML
+  benchmark (`partially_observable`), as the package's observation shows it there (the
+  target site itself stays simulator state, in `fixture_site_pos`);
 - `metaworld_agent_pos` (B, 4), a `policy` term (a state part of policy presets): the
   hand and the gripper distance, observation[0:4] as the package's `step` returns it
   (clipped to the hand box and [-1, 1]): what LeRobot's Meta-World env feeds policies as
@@ -23,15 +25,28 @@ import numpy as np
 from metasim.envs.terms import OBS_TERMS, Layout, ObsTerm
 from metasim.metaworld.kinds import MetaworldWorld
 from metasim.metaworld.state import WORLD_PREFIX
+from metasim.scene.schema import Scene
 from metasim.sim.base import Kinematics
+
+
+def world_of(scene: Scene) -> MetaworldWorld | None:
+    """The scene's `metaworld_world` fixture, if it is a Meta-World task."""
+    return next((fx for fx in scene.fixtures if isinstance(fx, MetaworldWorld)), None)
 
 
 def task_of(layout: Layout) -> str | None:
     """The Meta-World task of the layout's scene (its `metaworld_world` fixture), if any."""
-    for fx in layout.compiled.scene.fixtures:
-        if isinstance(fx, MetaworldWorld):
-            return fx.task
-    return None
+    world = world_of(layout.compiled.scene)
+    return world.task if world is not None else None
+
+
+def _goal(layout: Layout) -> Callable[[Kinematics], np.ndarray]:
+    """The episode's goal, or zeros where the scene hides it (`partially_observable`),
+    as the package's observation[36:39]."""
+    world = world_of(layout.compiled.scene)
+    if world is not None and world.partially_observable:
+        return lambda kin: np.zeros((kin.site_pos.shape[0], 3))
+    return _sites(_target_site)(layout)
 
 
 def _site_ids(layout: Layout, names: list[str]) -> np.ndarray:
@@ -93,7 +108,7 @@ OBS_TERMS.register(
 )
 OBS_TERMS.register(
     "metaworld_goal",
-    ObsTerm("privileged", lambda lay: (3,), make=_sites(_target_site), applies=_applies),
+    ObsTerm("privileged", lambda lay: (3,), make=_goal, applies=_applies),
 )
 OBS_TERMS.register(
     "metaworld_agent_pos",

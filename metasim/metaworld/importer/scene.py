@@ -34,6 +34,12 @@ def instruction(task: str) -> str:
     return task.removesuffix("-v3").replace("-", " ")
 
 
+def partially_observable(benchmark: str) -> bool:
+    """Whether `benchmark` hides the goal from the observation: the package's ML
+    benchmarks do (`_ML_OVERRIDE = dict(partially_observable=True)`), the MT ones not."""
+    return benchmark.startswith("ML")
+
+
 def scene_dict(
     task: str, benchmark: str = "MT50", split: str = "train", states: bool = True
 ) -> dict[str, Any]:
@@ -72,7 +78,14 @@ def scene_dict(
             "floor": False,
         },
         "render": {"headlight_ambient": [0.4, 0.4, 0.4], "znear": 0.01},
-        "fixtures": [{"type": "metaworld_world", "name": "world", "task": task}],
+        "fixtures": [
+            {
+                "type": "metaworld_world",
+                "name": "world",
+                "task": task,
+                "partially_observable": partially_observable(benchmark),
+            }
+        ],
         "cameras": cams,
         "lights": model.lights(task),
         "task": {
