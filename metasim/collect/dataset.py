@@ -32,6 +32,12 @@ file system deletes files in.
 LeRobot creates a dataset only in a folder that does not exist yet, and opens one only
 once it holds an episode: until the first episode is kept, a batch is written into a new
 dataset under .metasim_pending/new/ and its files are moved into DIR at commit.
+
+What a resume starts from, and what a run leaves, is verified (`verify`): every parquet
+file's footer reads, `meta/info.json` is LeRobot's object and counts the episodes the
+episode lines say were kept, and LeRobot's own `LeRobotDataset` loads the folder with
+that many episodes and frames. A folder that fails is refused (exit 2) naming the file,
+and nothing in it is changed.
 """
 
 from __future__ import annotations
@@ -44,8 +50,10 @@ from typing import Any
 
 import numpy as np
 
-from metasim.errors import MetasimInputError
+from metasim.errors import MetasimInputError, one_line
+from metasim.evaluate.resume import differing
 from metasim.evaluate.store import RunLock, make_run_dir
+from metasim.guards import load_json
 
 META = "meta"
 COLLECT_FILE = "metasim_collect.json"
@@ -155,6 +163,7 @@ class DatasetWriter:
             self._restore()
             if known:
                 self._check_same()
+                self.verify()
             else:  # the episode lines file appears with the first commit
                 (root / META).mkdir(exist_ok=True)
                 _write_atomic(root / META / COLLECT_FILE, json.dumps(self.spec, indent=2) + "\n")
@@ -175,7 +184,9 @@ class DatasetWriter:
             raise MetasimInputError(
                 f"out={self.root}", [f"{path} cannot be read as JSON: not a metasim dataset"]
             ) from None
-        diff = sorted(k for k in set(held) | set(self.spec) if held.get(k) != self.spec.get(k))
+        if not isinstance(held, dict):
+            raise MetasimInputError(str(path), ["expected the JSON object metasim collect writes"])
+        diff = sorted({name.split(".")[0] for name in differing(held, self.spec)})
         if diff:
             raise MetasimInputError(
                 f"out={self.root}",
@@ -187,10 +198,41 @@ class DatasetWriter:
             )
 
     def records(self) -> list[dict[str, Any]]:
-        """The committed episode lines (every episode run, kept or not)."""
+        """The committed episode lines (every episode run, kept or not); a line that is
+        not one is an input error naming the file and line."""
         path = self.root / META / EPISODES_FILE
         text = path.read_text() if path.is_file() else ""
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        out = []
+        for i, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    rec = None
+                if not isinstance(rec, dict) or not EPISODE_KEYS <= set(rec):
+                    raise damaged(path, f"line {i}: expected an episode line of metasim collect")
+                out.append(rec)
+        return out
+
+    def verify(self) -> None:
+        """The folder loads as a LeRobot dataset holding the kept episodes (module doc);
+        else an input error naming the file (exit 2). Nothing is changed."""
+        kept = sum(r["dataset_episode"] is not None for r in self.records())
+        info_path = self.root / META / "info.json"
+        if kept == 0 and not info_path.exists():
+            return
+        for path in sorted(self.root.rglob("*.parquet")):
+            _check_parquet(path)
+        info = load_json(info_path, "LeRobot info.json") if info_path.is_file() else None
+        total = info.get("total_episodes") if isinstance(info, dict) else None
+        if not isinstance(info, dict) or total != kept:
+            got = f"total_episodes {total!r}" if isinstance(info, dict) else type(info).__name__
+            raise damaged(
+                info_path,
+                f"expected LeRobot's info object with total_episodes {kept} (the episodes "
+                f"kept), got {got}",
+            )
+        _load_dataset(self.root, self.repo_id, kept, info.get("total_frames"))
 
     def kept(self) -> int:
         """Episodes in the LeRobot dataset (committed, and those of the open batch)."""
@@ -280,6 +322,48 @@ class DatasetWriter:
                 shutil.copy2(pending / rel, self.root / rel)
         os.rename(pending, self.root / TRASH)  # undone
         shutil.rmtree(self.root / TRASH)
+
+
+EPISODE_KEYS = frozenset({"task", "cell", "episode", "dataset_episode"})
+
+
+def damaged(path: Path, why: str) -> MetasimInputError:
+    """The refusal of a dataset whose file `path` is not what metasim collect wrote."""
+    return MetasimInputError(
+        str(path),
+        [f"{why}; the dataset there cannot be loaded or resumed"],
+        "Restore the file, or collect into a new out=",
+    )
+
+
+def _check_parquet(path: Path) -> None:
+    """The parquet file's footer reads (a truncated file's does not)."""
+    import pyarrow.parquet as pq
+
+    try:
+        pq.read_metadata(path)
+    except (OSError, ValueError) as exc:
+        raise damaged(path, f"not a readable parquet file ({one_line(str(exc))})") from None
+
+
+def _load_dataset(root: Path, repo_id: str, episodes: int, frames: Any) -> None:
+    """LeRobot's `LeRobotDataset` loads `root` with `episodes` episodes and `frames`
+    frames (an input error naming the folder otherwise)."""
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    try:
+        ds = LeRobotDataset(repo_id, root=root)
+        got = (int(ds.num_episodes), len(ds))
+    except Exception as exc:  # LeRobot, datasets and pyarrow raise many kinds
+        raise damaged(
+            root, f"LeRobot cannot load it ({type(exc).__name__}: {one_line(str(exc))})"
+        ) from None
+    if got != (episodes, frames):
+        raise damaged(
+            root,
+            f"LeRobot loads {got[0]} episodes and {got[1]} frames, expected {episodes} and "
+            f"{frames}",
+        )
 
 
 def frame_of(batch: dict[str, Any], j: int, action: np.ndarray, instruction: str) -> dict[str, Any]:

@@ -161,6 +161,7 @@ def collect(
             todo = [k for k in item.episodes if (item.name, item.cell.id, k) not in done]
             if todo:
                 _Batch(cfg, opts, writer, obs_spec, advance).run(item, todo)
+        writer.verify()  # what this run leaves loads, as what it resumed from did
         return CollectResult(writer.root, tally(writer.records(), plan.names))
     finally:
         writer.close()

@@ -180,3 +180,61 @@ def test_refuses_other_settings_and_a_second_writer(
     finally:
         writer.close()
     assert len(lines(root)) == 4
+
+
+def _info_list(root: Path) -> str:
+    (root / "meta" / "info.json").write_text("[]\n")
+    return "meta/info.json"
+
+
+def _truncate(root: Path) -> str:
+    data = sorted((root / "data").rglob("*.parquet"))[0]
+    data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
+    return str(data.relative_to(root))
+
+
+def _bad_line(root: Path) -> str:
+    with (root / "meta" / "metasim_episodes.jsonl").open("a") as f:
+        f.write('{"task": "lift_cube", "cell": \n')
+    return "meta/metasim_episodes.jsonl: line 5"
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [_info_list, _truncate, _bad_line],
+    ids=["info_is_a_list", "truncated_parquet", "bad_episode_line"],
+)
+def test_a_damaged_dataset_is_refused_and_kept(
+    damage, demos: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A resume (here with nothing left to run) from a dataset LeRobot cannot load is
+    refused with exit 2 naming the file, and changes nothing (issue #33 item 2: it
+    exited 0 and printed the dataset's path)."""
+    root = tmp_path / "demos"
+    shutil.copytree(demos, root)
+    named = damage(root)
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and p.name != "run.lock"}
+    assert collect(root) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {root / named.split(':')[0]}") and named in err, err
+    assert "cannot be loaded or resumed" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    after = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and p.name != "run.lock"}
+    assert after == before
+
+
+def test_a_run_that_leaves_a_damaged_dataset_does_not_report_success(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What a run leaves is verified too: a data file damaged after its batch commits (an
+    injected fault: a full disk, another process) fails the run with exit 2 naming it."""
+    commit = DatasetWriter.commit
+
+    def commit_then_damage(self: DatasetWriter) -> None:
+        commit(self)
+        _truncate(self.root)
+
+    monkeypatch.setattr(DatasetWriter, "commit", commit_then_damage)
+    assert collect(tmp_path / "d", episodes=1, num_envs=1) == 2
+    err = capsys.readouterr().err
+    assert "data/chunk-000/file-000.parquet: not a readable parquet file" in err, err
