@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from metasim.cli.verbs import verb
@@ -18,6 +19,14 @@ def add_parser(verbs: Any) -> None:
     rep.add_argument(
         "--videos", type=bounded_int(0, 100), default=2, help="failures and successes to film"
     )
+    rep.add_argument(
+        "--allow-code",
+        action="append",
+        default=[],
+        metavar="MODULE:NAME",
+        help="replay the run's policy even though it imports and runs this code (named by "
+        "the run folder's files; never run otherwise); repeat for each",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,7 +35,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.videos < 0:
         raise MetasimInputError("--videos", [f"must be >= 0, got {args.videos}"])
-    path = build_report(args.run_dir, args.compare, args.out, args.videos)
+
+    def warn(text: str) -> None:
+        sys.stderr.write(f"warning: {text}\n")
+
+    path = build_report(args.run_dir, args.compare, args.out, args.videos, args.allow_code, warn)
     print(f"report: {path} ({path.stat().st_size / 1e6:.1f} MB)")
     return 0
 

@@ -43,6 +43,14 @@ def add_parser(sub: Any) -> None:
     )
     x.add_argument("--json", action="store_true", help="print the summary as JSON")
     x.add_argument("--shard", default="0/1", metavar="I/N", help="run pairs j with j %% N == I")
+    x.add_argument(
+        "--allow-code",
+        action="append",
+        default=[],
+        metavar="MODULE:NAME",
+        help="with --run: run the run's policy even though it imports and runs this code "
+        "(named by the run folder's manifest; never run otherwise); repeat for each",
+    )
 
 
 def parse_inits(text: str) -> list[int]:
@@ -93,6 +101,7 @@ def parse_tasks(refs: list[str], inits: list[int]) -> list[tuple[str, int]]:
 def rollout_spec(args: argparse.Namespace) -> tuple[Any, list[str]]:
     """The policy's rollout spec, and the LIBERO tasks of the run folder (if any)."""
     from metasim.evaluate.config import EvalConfig, compose
+    from metasim.policies.base import check_code_allowed
 
     if bool(args.policy) == bool(args.run):
         raise MetasimInputError("libero xcheck", ["give exactly one of --policy or --run"])
@@ -102,6 +111,7 @@ def rollout_spec(args: argparse.Namespace) -> tuple[Any, list[str]]:
     if not manifest.is_file():
         raise MetasimInputError(str(args.run), ["not a run folder: it has no manifest.json"])
     cfg = EvalConfig.model_validate(json.loads(manifest.read_text())["config"])
+    check_code_allowed(cfg.rollout.options, args.allow_code, str(manifest), "--allow-code")
     tasks = [t.removeprefix("libero:") for t in cfg.suite.tasks if t.startswith("libero:")]
     return cfg.rollout, tasks
 

@@ -40,6 +40,53 @@ class PolicyOptions(BaseModel):
 
 OptionsT = TypeVar("OptionsT", bound=PolicyOptions)
 
+_NAMES_CODE = "names_code"
+
+
+def code_field(**kw: Any) -> Any:
+    """A policy option that names code the policy imports and runs (`module:Name`).
+    A config read from a file someone else wrote (a run folder's manifest or summary)
+    is not built while such an option names code the user has not allowed by name
+    (`code_named`, `check_code_allowed`)."""
+    return Field(json_schema_extra={_NAMES_CODE: True}, **kw)
+
+
+def code_named(options: PolicyOptions) -> list[str]:
+    """The code the policy of `options` would import and run: each option declared with
+    `code_field` that is set (e.g. `policy.target` of kind python)."""
+    out = []
+    for name, info in type(options).model_fields.items():
+        extra = info.json_schema_extra
+        value = getattr(options, name)
+        if isinstance(extra, dict) and extra.get(_NAMES_CODE) and value:
+            out.append(str(value))
+    return out
+
+
+def code_refusal(options: PolicyOptions, allowed: Sequence[str], source: str, flag: str) -> str:
+    """Why the policy of `options`, read from `source` (a file), must not be built: it
+    names code not in `allowed` (the user's `flag` arguments); "" when nothing is named
+    or all of it is allowed."""
+    refused = [ref for ref in code_named(options) if ref not in set(allowed)]
+    if not refused:
+        return ""
+    names = ", ".join(repr(r) for r in refused)
+    allow = " ".join(f"{flag} {r}" for r in refused)
+    return (
+        f"{source} names a policy that imports and runs code ({names}); code named by a "
+        f"file is never run unless allowed by name: add {allow} if you trust it"
+    )
+
+
+def check_code_allowed(
+    options: PolicyOptions, allowed: Sequence[str], source: str, flag: str
+) -> None:
+    """Refuse (exit 2) to build the policy of `options` read from `source` while it
+    names code not in `allowed` (see `code_refusal`)."""
+    why = code_refusal(options, allowed, source, flag)
+    if why:
+        raise MetasimInputError("", [why])
+
 
 @dataclass(frozen=True)
 class PolicyContext:

@@ -32,7 +32,7 @@ from pydantic import Field
 
 from metasim.errors import MetasimInputError
 from metasim.policies.adapter import AdapterOptions, AdapterPolicy
-from metasim.policies.base import PolicyContext, register_policy
+from metasim.policies.base import PolicyContext, code_field, register_policy
 from metasim.policies.images import ImageSpec
 from metasim.policies.observation import ObservationSpec
 from metasim.scene.schema import Scene
@@ -47,7 +47,7 @@ class LeRobotOptions(AdapterOptions):
     mode: Literal["chunk", "select_action"] = "chunk"
     resize: Literal["resize_with_pad", "resize", "center_crop"] = "resize"
     n_action_steps: int | None = Field(default=None, ge=1)  # default: the checkpoint's
-    task_text: str | None = Field(default=None, pattern=r"^[\w.]+:\w+$")
+    task_text: str | None = code_field(default=None, pattern=r"^[\w.]+:\w+$")
     """`module:function` (scene, instruction) -> the `task` text sent (default: the
     instruction itself)."""
 

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from metasim.errors import MetasimInputError
 from metasim.policies.adapter import AdapterOptions, AdapterPolicy
-from metasim.policies.base import PolicyContext, register_policy
+from metasim.policies.base import PolicyContext, code_field, register_policy
 
 
 class OpenpiOptions(AdapterOptions):
@@ -115,7 +115,7 @@ class HttpPolicy(AdapterPolicy):
 
 
 class PythonOptions(AdapterOptions):
-    target: str  # "package.module:Class"
+    target: str = code_field()  # "package.module:Class"
     args: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +29,13 @@ def build_report(
     compare: str | Path | None = None,
     out: str | Path | None = None,
     videos: int = 2,
+    allow_code: Sequence[str] = (),
+    warn: Callable[[str], None] | None = None,
 ) -> Path:
     """Write the report of `run_dir` (compared with `compare` when given) and return its
     path (default RUN_DIR/report.html). `videos` failures and as many successes of the
-    first run are replayed with a camera."""
+    first run are replayed with a camera, unless its policy imports code that
+    `allow_code` does not name (then the report says why, and so does `warn`)."""
     runs = [load_run(run_dir)] + ([load_run(compare)] if compare else [])
     target = report_target(out, runs[0].path)
     sections = [overview(runs), success_section(runs)]
@@ -41,7 +45,7 @@ def build_report(
         sections += [cells_section(runs), sensitivity_section(runs), curves_section(runs)]
     sections.append(profile_section(runs))
     if videos > 0:
-        sections.append(videos_section(runs[0], videos))
+        sections.append(videos_section(runs[0], videos, allow_code, warn))
     sections.append(stored_section(runs))
     write_atomic(target, page(title(runs), meta(runs), sections))
     return target
@@ -241,15 +245,22 @@ def profile_section(runs: list[Run]) -> str:
     )
 
 
-def videos_section(run: Run, n: int) -> str:
-    from metasim.report.videos import make_clips
+def videos_section(
+    run: Run, n: int, allow_code: Sequence[str] = (), warn: Callable[[str], None] | None = None
+) -> str:
+    from metasim.report.videos import make_clips, replay_refusal
 
     if not run.episodes:
         return section(
             "Videos", '<p class="note">No episodes.parquet: nothing to replay.</p>', "videos"
         )
+    why = replay_refusal(run, allow_code)
+    if why:
+        if warn is not None:
+            warn(f"videos not replayed: {why}")
+        return section("Videos", f'<p class="note">Not replayed: {esc(why)}.</p>', "videos")
     parts = []
-    for clip in make_clips(run, n):
+    for clip in make_clips(run, n, allow_code):
         e = clip.episode
         outcome = "success" if e.success else "failure"
         replayed = (

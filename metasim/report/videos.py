@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,9 +45,27 @@ def sample_episodes(run: Run, n: int, seed: int = 0) -> list[Episode]:
     return out
 
 
-def make_clips(run: Run, n: int) -> list[Clip]:
+def replay_refusal(run: Run, allow_code: Sequence[str] = ()) -> str:
+    """Why the run's episodes must not be replayed here, or "": its policy config (from
+    its summary.json, a file anyone may have written) names code to import and run that
+    `allow_code` (`--allow-code`) does not name. Nothing is imported to find out."""
+    from metasim.evaluate.config import EvalConfig
+    from metasim.policies.base import code_refusal
+
+    try:
+        cfg = EvalConfig.model_validate({**run.config, "out": None})
+    except Exception:  # a config that does not validate cannot be replayed either:
+        return ""  # each clip notes why its replay failed
+    source = str(run.path / "summary.json")
+    return code_refusal(cfg.rollout.options, allow_code, source, "--allow-code")
+
+
+def make_clips(run: Run, n: int, allow_code: Sequence[str] = ()) -> list[Clip]:
     """Replay and encode the sampled episodes; a replay that fails gives a note, not a
-    crash (the rest of the report is still written)."""
+    crash (the rest of the report is still written). None when `replay_refusal` says
+    the run's policy must not be built."""
+    if replay_refusal(run, allow_code):
+        return []
     clips = []
     plans: list[Any] = []  # the run's plan, made once at the first replay
     for ep in sample_episodes(run, n):

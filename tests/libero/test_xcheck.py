@@ -287,3 +287,25 @@ def test_results_without_their_key_are_refused(
     tail = ["--tasks", f"{SUITE}/{TASK}", "--inits", "0", "--out", str(tmp_path)]
     assert main(["libero", "xcheck", "--policy", "noop", *tail]) == 2
     assert f"holds {JSONL} but no xcheck_key.json" in capsys.readouterr().err
+
+
+def test_run_naming_code_is_not_run_without_allow_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`xcheck --run DIR` whose manifest names a python policy (subprocess:Popen) refuses
+    with exit 2 and says how to allow it; nothing is imported or called (issue #33 item 3)."""
+    from metasim.cli.main import main
+    from metasim.evaluate.config import compose
+
+    marker = tmp_path / "pwned"
+    cfg = compose(["suite=libero_spatial", "policy=python", "policy.target=subprocess:Popen",
+                   f"+policy.args={{args: [touch, {marker}]}}"])  # fmt: skip
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "manifest.json").write_text(json.dumps({"config": cfg.model_dump(mode="json")}))
+    argv = ["libero", "xcheck", "--run", str(run), "--tasks", "libero_spatial/0", "--inits", "0"]
+    assert main([*argv, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "'subprocess:Popen'" in err and "add --allow-code subprocess:Popen" in err, err
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert not marker.exists() and not (tmp_path / "out").exists()

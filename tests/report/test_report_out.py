@@ -68,3 +68,37 @@ def test_out_naming_a_users_file_is_refused_and_a_report_is_replaced(
     for _ in range(2):
         assert main(["report", str(run_dir), "--out", str(again), "--videos", "0"]) == 0
     assert "Success per task" in again.read_text()
+
+
+def test_report_never_runs_code_named_by_the_run_folder(
+    run_dir: Path, tmp_path: Path, capsys
+) -> None:
+    """A summary.json whose policy is `python` with target subprocess:Popen is reported
+    without replaying it (nothing is imported or called) and says how to allow it; with
+    `--allow-code` naming the target the replay runs it (issue #33 item 3)."""
+    import json
+    import shutil
+    import time
+
+    run = tmp_path / "theirs"
+    shutil.copytree(run_dir, run)
+    marker = tmp_path / "pwned"
+    summary = json.loads((run / "summary.json").read_text())
+    summary["config"]["policy"] = {
+        "kind": "python", "target": "subprocess:Popen", "args": {"args": ["touch", str(marker)]}
+    }  # fmt: skip
+    (run / "summary.json").write_text(json.dumps(summary))
+    out = tmp_path / "r.html"
+    assert main(["report", str(run), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: videos not replayed:" in err and "'subprocess:Popen'" in err, err
+    assert "add --allow-code subprocess:Popen if you trust it" in err
+    assert "Not replayed:" in out.read_text()
+    time.sleep(0.5)
+    assert not marker.exists()
+    argv = ["report", str(run), "--out", str(out), "--allow-code", "subprocess:Popen"]
+    assert main([*argv, "--videos", "1"]) == 0
+    deadline = time.time() + 10
+    while not marker.exists() and time.time() < deadline:
+        time.sleep(0.1)
+    assert marker.exists()  # allowed by name: the replay built the policy
