@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from metasim.errors import MetasimInputError, one_line
-from metasim.evaluate.resume import differing
+from metasim.evaluate.resume import differing, read_records
 from metasim.evaluate.store import RunLock, make_run_dir
 from metasim.guards import load_json
 
@@ -200,19 +200,7 @@ class DatasetWriter:
     def records(self) -> list[dict[str, Any]]:
         """The committed episode lines (every episode run, kept or not); a line that is
         not one is an input error naming the file and line."""
-        path = self.root / META / EPISODES_FILE
-        text = path.read_text() if path.is_file() else ""
-        out = []
-        for i, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    rec = json.loads(line)
-                except ValueError:
-                    rec = None
-                if not isinstance(rec, dict) or not EPISODE_KEYS <= set(rec):
-                    raise damaged(path, f"line {i}: expected an episode line of metasim collect")
-                out.append(rec)
-        return out
+        return read_records(self.root / META / EPISODES_FILE, EPISODE_KEYS, "an episode line")
 
     def verify(self) -> None:
         """The folder loads as a LeRobot dataset holding the kept episodes (module doc);

@@ -100,7 +100,8 @@ def parse_tasks(refs: list[str], inits: list[int]) -> list[tuple[str, int]]:
 
 def rollout_spec(args: argparse.Namespace) -> tuple[Any, list[str]]:
     """The policy's rollout spec, and the LIBERO tasks of the run folder (if any)."""
-    from metasim.evaluate.config import EvalConfig, compose
+    from metasim.evaluate.config import compose
+    from metasim.evaluate.store import manifest_config
     from metasim.policies.base import check_code_allowed
 
     if bool(args.policy) == bool(args.run):
@@ -108,9 +109,7 @@ def rollout_spec(args: argparse.Namespace) -> tuple[Any, list[str]]:
     if args.policy:
         return compose([f"policy={args.policy}", *args.overrides]).rollout, []
     manifest = Path(args.run) / "manifest.json"
-    if not manifest.is_file():
-        raise MetasimInputError(str(args.run), ["not a run folder: it has no manifest.json"])
-    cfg = EvalConfig.model_validate(json.loads(manifest.read_text())["config"])
+    cfg = manifest_config(Path(args.run))
     check_code_allowed(cfg.rollout.options, args.allow_code, str(manifest), "--allow-code")
     tasks = [t.removeprefix("libero:") for t in cfg.suite.tasks if t.startswith("libero:")]
     return cfg.rollout, tasks

@@ -217,7 +217,7 @@ def test_a_damaged_dataset_is_refused_and_kept(
     assert collect(root) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {root / named.split(':')[0]}") and named in err, err
-    assert "cannot be loaded or resumed" in err and "Traceback" not in err
+    assert "Restore the file" in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1, err
     after = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and p.name != "run.lock"}
     assert after == before

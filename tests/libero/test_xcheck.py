@@ -309,3 +309,38 @@ def test_run_naming_code_is_not_run_without_allow_code(
     assert "'subprocess:Popen'" in err and "add --allow-code subprocess:Popen" in err, err
     assert "Traceback" not in err and err.count("\n") == 1
     assert not marker.exists() and not (tmp_path / "out").exists()
+
+
+def test_a_killed_runs_partial_line_is_cut_and_a_bad_line_named(tmp_path: Path) -> None:
+    """Resuming from xcheck.jsonl: a last line cut short by a kill is dropped from the
+    file (never a finished record), so the next append starts its own line; a bad line
+    elsewhere is an input error naming the file and line (issue #33 item 5)."""
+    from dataclasses import asdict
+
+    from metasim.errors import MetasimInputError
+    from metasim.libero.checks.xcheck import Comparison, load_done
+
+    c = Comparison(SUITE, TASK, 0, 1, 90, True, True, True, 80, 81, 0.0, 0.0, 0.0, 0.0,
+                   None, "agree")  # fmt: skip
+    good = json.dumps(asdict(c)) + "\n"
+    path = tmp_path / JSONL
+    path.write_text(good + good.replace('"init": 0', '"init": 1')[:40])
+    assert list(load_done(path)) == [(SUITE, TASK, 0, "replay")]
+    assert path.read_text() == good
+    path.write_text('{"suite": "libero_spatial"}\n' + good)
+    with pytest.raises(MetasimInputError, match=f"{JSONL}: line 1: expected an xcheck"):
+        load_done(path)
+
+
+@pytest.mark.parametrize("manifest", ["[]", "{oops", "{}", '{"config": {"seed": 0}}'])
+def test_a_damaged_run_manifest_exits_2(
+    manifest: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from metasim.cli.main import main
+
+    (tmp_path / "manifest.json").write_text(manifest)
+    argv = ["libero", "xcheck", "--run", str(tmp_path), "--tasks", "libero_spatial/0"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {tmp_path / 'manifest.json'}") and "Traceback" not in err
+    assert err.count("\n") == 1, err

@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 
 from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.errors import MetasimInputError
+from metasim.evaluate.resume import read_records
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.libero.importer import assets
@@ -322,11 +324,14 @@ def episode_to_json(c: Comparison) -> str:
 
 
 def load_done(path: Path) -> dict[tuple[str, int, int, str], Comparison]:
-    """Comparisons already in a jsonl file (a resumed run skips them)."""
+    """Comparisons already in a jsonl file (a resumed run skips them); a line that is not
+    one is an input error naming it, a partial last line (a killed run's) is cut off."""
+    keys = frozenset({"suite", "task", "init", "mode"})
     out: dict[tuple[str, int, int, str], Comparison] = {}
-    if path.is_file():
-        for line in path.read_text().splitlines():
-            if line.strip():
-                c = Comparison(**json.loads(line))
-                out[c.key()] = c
+    for i, rec in enumerate(read_records(path, keys, "an xcheck comparison", True), 1):
+        try:
+            c = Comparison(**rec)
+        except TypeError as exc:
+            raise MetasimInputError(str(path), [f"record {i}: {exc}"]) from None
+        out[c.key()] = c
     return out
