@@ -156,3 +156,20 @@ def test_a_task_resets_to_the_package_variations(ref: str) -> None:
             )
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("bench", ["MT1", "MT10", "MT50"])
+def test_an_mt_test_reference_exits_2_in_every_verb(bench: str, capsys, tmp_path: Path) -> None:
+    """MT benchmarks have no test split: `metaworld:MT10-test/...` is refused in one line
+    by every verb that takes a task (issue #33 item 5), not a MetaWorldRefError traceback."""
+    from tests.cli_refusal import refused
+
+    ref = f"metaworld:{bench}-test/reach-v3"
+    for argv in (
+        ["scene", "validate", ref],
+        ["scene", "render", ref, "--out", str(tmp_path / "r")],
+        ["bench", "physics", "--scene", ref, "--steps", "1"],
+        ["eval", "--quiet", f"suite.tasks=[{ref}]", "episodes=1", f"out={tmp_path / 'e'}"],
+    ):
+        assert f"{bench} has no test tasks" in refused(capsys, argv), argv
+    assert not (tmp_path / "e").exists() and not (tmp_path / "r").exists()

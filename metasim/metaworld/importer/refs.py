@@ -32,6 +32,11 @@ def parse_ref(ref: str) -> tuple[str, str, str]:
             [f"expected metaworld:[<benchmark>[-test]/]<env name> with a benchmark in "
              f"{list(BENCHMARKS)}, got {body!r}"],
         )  # fmt: skip
+    if split == "test" and bench.startswith("MT"):
+        raise MetasimInputError(
+            ref, [f"{bench} has no test tasks (only the ML benchmarks split train/test)"],
+            f"Use metaworld:{bench}/{task}",
+        )  # fmt: skip
     listed = benchmark_tasks().get(f"{bench}/{split}")
     if listed is not None and task not in listed:
         raise MetasimInputError(ref, [f"{task!r} is not in {bench}/{split}: {listed}"])
