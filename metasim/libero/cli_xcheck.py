@@ -53,20 +53,34 @@ def add_parser(sub: Any) -> None:
     )
 
 
+MAX_INIT = 9_999  # no LIBERO task has more init states (each has 50); checked per task later
+
+
 def parse_inits(text: str) -> list[int]:
-    """'0-4,10' -> [0, 1, 2, 3, 4, 10] (an input error naming --inits otherwise)."""
+    """'0-4,10' -> [0, 1, 2, 3, 4, 10] (an input error naming --inits otherwise). Each
+    range is checked before it is expanded: its ends in 0..MAX_INIT, low before high."""
     out: list[int] = []
-    try:
-        for part in text.split(","):
-            lo, _, hi = part.strip().partition("-")
-            out += list(range(int(lo), int(hi or lo) + 1))
-    except ValueError:
-        raise MetasimInputError(
-            "--inits", [f"{text!r}: expected init state indexes like '0-4' or '0,3,7'"]
-        ) from None
+    for part in text.split(","):
+        lo, hi = _range(part.strip(), "--inits", text)
+        if hi > MAX_INIT:
+            raise MetasimInputError(
+                "--inits", [f"{text!r}: init state {hi} is out of range; expected 0..{MAX_INIT}"]
+            )
+        out += range(lo, hi + 1)
     if not out:
         raise MetasimInputError("--inits", [f"{text!r} names no init state"])
     return sorted(set(out))
+
+
+def _range(part: str, flag: str, text: str) -> tuple[int, int]:
+    """'3' -> (3, 3), '2-4' -> (2, 4); anything else (a reversed range too) is an input
+    error naming `flag`."""
+    lo, dash, hi = part.partition("-")
+    if not (lo.isdigit() and (hi.isdigit() or not dash)) or (dash and int(hi) < int(lo)):
+        raise MetasimInputError(
+            flag, [f"{text!r}: expected indexes like '0-4' or '0,3,7' (low before high)"]
+        )
+    return int(lo), int(hi or lo)
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -87,10 +101,11 @@ def parse_tasks(refs: list[str], inits: list[int]) -> list[tuple[str, int]]:
     for ref in refs:
         suite, _, index = ref.removeprefix("libero:").partition("/")
         check_args(suite, 0, 0, 1)  # the suite itself first
-        lo, _, hi = index.partition("-")
-        if index and not (lo.isdigit() and (hi or lo).isdigit()):
-            raise MetasimInputError("--tasks", [f"{ref!r}: expected SUITE, SUITE/I or SUITE/I-J"])
-        ids = range(int(lo), int(hi or lo) + 1) if index else range(len(paths.suite_tasks(suite)))
+        n = len(paths.suite_tasks(suite))
+        lo, hi = _range(index, "--tasks", ref) if index else (0, n - 1)
+        if hi >= n:
+            raise MetasimInputError("--tasks", [f"{ref!r}: task {hi} is out of range 0..{n - 1}"])
+        ids = range(lo, hi + 1)
         for task in ids:
             for k in (min(inits), max(inits)):
                 check_args(suite, task, k, 1)

@@ -218,6 +218,12 @@ def test_recorded_start_is_metasims_reset() -> None:
         (["--tasks", "libero_spatial/0", "--inits", "0-60"], "init states 0..49"),
         (["--tasks", "libero_spatial/0", "--inits", "a-b"], "--inits"),
         (["--tasks", "libero_spatial/0", "--shard", "2/2"], "--shard"),
+        # issue #33: checked before expanding (1.75 GB, or a MemoryError), never empty
+        (["--tasks", "libero_spatial/0", "--inits", "0-20000000"], "expected 0..9999"),
+        (["--tasks", "libero_spatial/0", "--inits", "0-999999999"], "expected 0..9999"),
+        (["--tasks", "libero_spatial/0", "--inits", "4-2"], "low before high"),
+        (["--tasks", "libero_spatial/5-2"], "low before high"),
+        (["--tasks", "libero_spatial/5-20"], "task 20 is out of range 0..9"),
     ],
 )
 def test_bad_input_exits_2_with_one_paragraph(
