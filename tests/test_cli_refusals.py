@@ -123,3 +123,13 @@ def test_outputs_in_new_folders_are_made(capsys, tmp_path: Path) -> None:
     argv = ["correlate", "--input", str(csv), "--reps", "20", "--json"]
     assert main([*argv, "--plot", str(plot), "--html", str(html)]) == 0
     assert plot.stat().st_size > 0 and html.stat().st_size > 0
+
+
+def test_an_action_space_that_does_not_fit_the_robot_names_the_field(
+    capsys, tmp_path: Path
+) -> None:
+    """Meta-World's expert (mocap_delta) on a position-controlled robot: one readable
+    line naming policy.actions.space (issue #33 item 6: it read "policy.a mocap-driven")."""
+    argv = ["eval", "--quiet", "suite.tasks=[lift_cube]", "policy=metaworld_expert"]
+    err = exit2(capsys, [*argv, "episodes=1", f"out={tmp_path / 'run'}"])
+    assert "policy.actions.space 'mocap_delta' cannot drive a 'position' robot: a " in err, err

@@ -140,10 +140,10 @@ class ActionConvention(BaseModel):
         `osc_pose`, or `mocap`); a ValueError when these actions cannot drive it."""
         if (control == "mocap") != (self.space == "mocap_delta"):
             raise ValueError(
-                "a mocap-driven robot (Meta-World's Sawyer) takes mocap_delta actions "
-                "(4-D: xyz delta x the mocap scale, gripper effort +1 closes), and "
-                f"mocap_delta actions drive only such a robot; got space {self.space!r} "
-                f"for a {control!r} robot"
+                f"actions.space {self.space!r} cannot drive a {control!r} robot: a "
+                "mocap-driven robot (Meta-World's Sawyer) takes mocap_delta actions (4-D: "
+                "xyz delta x the mocap scale, gripper effort +1 closes), and mocap_delta "
+                "actions drive only such a robot"
             )
         if control != "osc_pose":
             return self.env_space
