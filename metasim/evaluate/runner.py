@@ -94,6 +94,7 @@ def default_run_dir(cfg: EvalConfig) -> Path:
 def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, Any]:
     """What reproduces the run: config, versions, git commit, per-episode seeds."""
     from metasim.policies.conventions import GRIPPER_MEANING
+    from metasim.sim import backend_fidelity
 
     conv = cfg.rollout.actions
     conventions = {
@@ -119,6 +120,7 @@ def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, A
         "config": cfg.model_dump(),
         "policy_conventions": conventions,
         "versions": versions(),
+        "backend_fidelity": backend_fidelity(cfg.backend),
         "tasks": tasks,
         "cells": cells,
         "episode_seeds": "episode k of every task and cell: episode_seed(config.seed, k)",
