@@ -35,7 +35,7 @@ def build_report(
     target = report_target(out, runs[0].path)
     sections = [overview(runs), success_section(runs)]
     if len(runs) == 2:
-        sections.append(difference_section(runs[0], runs[1]))
+        sections.append(comparison(runs[0], runs[1], videos))
     if any(r.has_grid for r in runs):
         sections += [cells_section(runs), sensitivity_section(runs), curves_section(runs)]
     sections.append(profile_section(runs))
@@ -145,7 +145,22 @@ def success_section(runs: list[Run]) -> str:
     return section("Success per task", body, "success")
 
 
-def difference_section(a: Run, b: Run) -> str:
+def comparison(a: Run, b: Run, videos: int) -> str:
+    """The paired comparison of B with A (`metasim compare`'s section, with replays of
+    `videos` discordant episodes); runs that cannot be compared episode by episode
+    (another suite or grid, no episodes.parquet) get the side-by-side difference of
+    their summaries instead, which says why."""
+    from metasim.compare import compare_loaded
+    from metasim.compare.html import comparison_section
+
+    try:
+        result = compare_loaded([a, b], unpaired_ok=True)
+    except MetasimInputError as exc:
+        return difference_section(a, b, "; ".join(exc.problems))
+    return comparison_section(a, b, result, videos)
+
+
+def difference_section(a: Run, b: Run, why: str = "") -> str:
     rows, classes = [], []
     for task in dict.fromkeys(a.tasks + b.tasks):
         sa, sb = a.summary.tasks.get(task), b.summary.tasks.get(task)
@@ -168,7 +183,9 @@ def difference_section(a: Run, b: Run) -> str:
         ["task", f"A: {a.label}", f"B: {b.label}", "B − A", "95% CI (Newcombe)"], rows, classes
     )
     body += '<p class="note">Rows in red (green): B is worse (better) than A, the interval '
-    body += "excludes 0.</p>"
+    body += "excludes 0. Unpaired intervals from the two summaries"
+    body += f" (no episode-by-episode comparison: {esc(why)})" if why else ""
+    body += ".</p>"
     return section("Difference between the runs", body, "difference")
 
 
