@@ -9,7 +9,17 @@ from typing import Any
 
 from metasim.compare.figures import profile_uri
 from metasim.report.data import Episode, Run
-from metasim.report.html import Raw, esc, figure, page, rate_cell, section, table, video
+from metasim.report.html import (
+    Raw,
+    esc,
+    figure,
+    page,
+    rate_cell,
+    section,
+    table,
+    video,
+    write_atomic,
+)
 
 MAX_ROWS = 50  # discordant episodes listed in the HTML (all are in --json)
 
@@ -137,8 +147,6 @@ def comparison_section(a: Run, b: Run, c: dict[str, Any], videos: int = 0) -> st
 
 def write_page(runs: list[Run], result: dict[str, Any], out: Path, videos: int = 0) -> Path:
     """A self-contained page of every comparison in `result` (from `compare_loaded`)."""
-    from metasim.report.build import write_atomic
-
     by_path = {str(r.path): r for r in runs}
     sections = []
     for c in result.get("comparisons", [result]):

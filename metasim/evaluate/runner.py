@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+import os
 import platform
 import subprocess
 import time
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from metasim.errors import MetasimInputError
+from metasim.evaluate.checkpoint import checkpoint_record
 from metasim.evaluate.config import EvalConfig
 from metasim.evaluate.executors import Shard, run_local, run_ray
 from metasim.evaluate.plan import Plan, PlanItem
@@ -115,9 +117,12 @@ def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, A
             else f"execute {cfg.policy.execute or 'all'} actions of each chunk"
         ),
     }
+    config = cfg.model_dump()
     return {
-        "config": cfg.model_dump(),
+        "config": config,
         "policy_conventions": conventions,
+        "checkpoint": checkpoint_record(config["policy"]),
+        "renderer": f"MuJoCo offscreen (MUJOCO_GL={os.environ.get('MUJOCO_GL', '')})",
         "versions": versions(),
         "tasks": tasks,
         "cells": cells,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,16 @@ from metasim.errors import MetasimInputError
 from metasim.report import analysis as an
 from metasim.report import plots
 from metasim.report.data import Run, load_run, nested
-from metasim.report.html import esc, figure, page, rate_cell, section, table, video
+from metasim.report.html import (
+    esc,
+    figure,
+    page,
+    rate_cell,
+    section,
+    table,
+    video,
+    write_atomic,
+)
 
 
 def build_report(
@@ -65,21 +73,6 @@ def report_target(out: str | Path | None, run_dir: Path) -> Path:
             f"--out {out}", [f"cannot create the folder {parent} ({exc.strerror or exc})"]
         ) from None
     return target
-
-
-def write_atomic(target: Path, text: str) -> None:
-    """Write `text` to `target` through a temporary file beside it, removed if anything
-    fails, so a reader never sees a half-written report and nothing is left behind."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(target)
-    except OSError as exc:
-        raise MetasimInputError(
-            str(target), [f"cannot write the report ({exc.strerror or exc})"]
-        ) from None
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def describe(run: Run) -> str:
