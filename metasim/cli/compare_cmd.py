@@ -25,6 +25,11 @@ def add_parser(verbs: Any) -> None:
         action="store_true",
         help="accept runs of different seeds, compared as independent samples",
     )
+    cmp.add_argument(
+        "--plan",
+        action="store_true",
+        help="say how many episodes per task and cell would settle the pooled difference",
+    )
     cmp.add_argument("--plot", type=OUT_FILE, help="write the performance-profile PNG here")
     cmp.add_argument("--html", type=OUT_FILE, help="write an HTML page of the comparison here")
     cmp.add_argument(
@@ -48,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         if out is not None:
             check_out_file(out, flag)  # found before the runs are read
     runs = [load_run(p) for p in args.runs]
-    result = compare_loaded(runs, args.unpaired, args.reps, args.seed)
+    result = compare_loaded(runs, args.unpaired, args.reps, args.seed, args.plan)
     if args.plot:
         from metasim.compare.figures import profile_png
 
@@ -134,9 +139,24 @@ def print_comparison(c: dict[str, Any]) -> None:
         console.print(f"Discordant episodes ({len(disc)}): {shown}{more}", highlight=False)
 
 
+def plan_text(p: dict[str, Any]) -> str:
+    now = p["episodes_per_cell_now"]
+    if p["episodes_per_cell"] is None:
+        return f"Plan: cannot settle it: {p['why']}."
+    if p["already_settled"]:
+        return f"Plan: the pooled interval already excludes 0 at {now} episodes per task and cell."
+    return (
+        f"Plan: {p['episodes_per_cell']} episodes per task and cell (now {now}) would make the "
+        f"pooled interval exclude 0 at the observed effect ({p['assumes']}). Resume both: "
+        + "; ".join(p["commands"])
+    )
+
+
 def print_result(result: dict[str, Any]) -> None:
     for c in result.get("comparisons", [result]):
         print_comparison(c)
+        if "plan" in c:
+            print(plan_text(c["plan"]))
     for key in ("plot", "html"):
         if key in result:
             print(f"{key}: {result[key]}")

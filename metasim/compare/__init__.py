@@ -15,28 +15,40 @@ from typing import Any
 
 from metasim.compare.analysis import compare_pair
 from metasim.compare.pairing import Pairing, check_comparable, pair_runs
+from metasim.compare.plan import plan
 from metasim.report.data import Run, load_run
 
 __all__ = ["Pairing", "compare_loaded", "compare_runs", "pair_runs"]
 
 
 def compare_runs(
-    paths: Sequence[str | Path], unpaired_ok: bool = False, reps: int = 2000, seed: int = 0
+    paths: Sequence[str | Path],
+    unpaired_ok: bool = False,
+    reps: int = 2000,
+    seed: int = 0,
+    with_plan: bool = False,
 ) -> dict[str, Any]:
     """Compare the runs in `paths` (at least two); see the module doc."""
-    return compare_loaded([load_run(p) for p in paths], unpaired_ok, reps, seed)
+    return compare_loaded([load_run(p) for p in paths], unpaired_ok, reps, seed, with_plan)
 
 
 def compare_loaded(
-    runs: list[Run], unpaired_ok: bool = False, reps: int = 2000, seed: int = 0
+    runs: list[Run],
+    unpaired_ok: bool = False,
+    reps: int = 2000,
+    seed: int = 0,
+    with_plan: bool = False,
 ) -> dict[str, Any]:
-    """`compare_runs` on runs already loaded."""
+    """`compare_runs` on runs already loaded; `with_plan` adds each comparison's
+    `plan` (`metasim compare --plan`, `compare.plan`)."""
     if len(runs) < 2:
         raise ValueError("compare needs at least two runs")
     check_comparable(runs, unpaired_ok)
     comparisons = []
     for a, b in itertools.combinations(runs, 2):
         result, _ = compare_pair(pair_runs(a, b, unpaired_ok), reps=reps, seed=seed)
+        if with_plan:
+            result["plan"] = plan(result)
         comparisons.append(result)
     out = dict(comparisons[0])
     out["warnings"] = warnings(comparisons)

@@ -143,6 +143,7 @@ def describe_run(run: Run) -> dict[str, Any]:
         "seed": run.config.get("seed"),
         "backend": run.config.get("backend"),
         "episodes": len(run.episodes),
+        "episodes_per_cell": run.config.get("episodes"),
     }
 
 
