@@ -142,3 +142,14 @@ def test_plot_and_html_are_written(runs, tmp_path: Path, capsys) -> None:
     assert "Paired comparison" in html and "Discordant episodes" in html
     assert html.count("<video") == 2  # one discordant episode, filmed in both runs
     assert "replay DIFFERS" not in html and "replay failed" not in html
+
+
+def test_report_compare_carries_the_paired_section(runs, tmp_path: Path) -> None:
+    from metasim.report import build_report
+
+    page = build_report(runs["expert"], runs["jitter10"], tmp_path / "r.html", videos=0)
+    html = page.read_text()
+    assert "Paired comparison" in html and "McNemar" in html and "Discordant episodes" in html
+    other = build_report(runs["expert"], runs["other_suite"], tmp_path / "o.html", videos=0)
+    text = other.read_text()
+    assert "Difference between the runs" in text and "config.suite.tasks differ" in text
