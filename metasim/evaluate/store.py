@@ -36,6 +36,10 @@ from metasim.evaluate.salvage import salvage
 from metasim.evaluate.table import COLUMNS, TABLE, create_table
 
 
+def _more(new: Any, old: Any) -> bool:
+    return isinstance(new, int) and isinstance(old, int) and new > old
+
+
 class RunStore:
     """Open (or create) the store of one run folder."""
 
@@ -53,20 +57,38 @@ class RunStore:
 
     # ------------------------------------------------------------ manifest
 
-    def check_manifest(self, manifest: dict[str, Any]) -> None:
-        """Write the manifest of a new run, or check that a resumed run is the same run."""
+    def check_manifest(self, manifest: dict[str, Any], extend: bool = False) -> None:
+        """Write the manifest of a new run, or check that a resumed run is the same run.
+        With `extend` (`metasim eval --resume RUN_DIR episodes=N`), a resumed run may ask
+        for more episodes per task and cell than it had (episode k keeps its seed, so the
+        first ones stay as they were): the manifest then records the new count and, under
+        `extended`, each earlier one."""
         path = self.run_dir / "manifest.json"
         if not path.exists():
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(manifest, indent=2) + "\n")
-            tmp.replace(path)
+            self._write_manifest(manifest)
             return
         try:
             old = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError) as exc:
             raise MetasimInputError(str(path), [f"cannot be read ({exc})"]) from None
         keys = ("suite", "policy", "seed", "episodes", "backend", "perturbation")
-        differ = [k for k in keys if old.get("config", {}).get(k) != manifest["config"].get(k)]
+        was, now = old.get("config", {}), manifest["config"]
+        differ = [k for k in keys if was.get(k) != now.get(k)]
+        more = _more(now.get("episodes"), was.get("episodes"))
+        if extend and differ == ["episodes"] and more:
+            extended = [*old.get("extended", []), {"episodes": was.get("episodes")}]
+            self._write_manifest(
+                {**old, "config": {**was, "episodes": now["episodes"]}, "extended": extended}
+            )
+            return
+        if extend and differ == ["episodes"]:
+            raise MetasimInputError(
+                str(self.run_dir),
+                [
+                    f"this run folder holds {was.get('episodes')} episodes per task and cell; "
+                    f"a resume may keep or raise that count, not lower it to {now.get('episodes')}"
+                ],
+            )
         if differ:
             raise MetasimInputError(
                 str(self.run_dir),
@@ -75,6 +97,12 @@ class RunStore:
                     "resume it with the same settings or choose another out="
                 ],
             )
+
+    def _write_manifest(self, manifest: dict[str, Any]) -> None:
+        path = self.run_dir / "manifest.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+        tmp.replace(path)
 
     # ------------------------------------------------------------ episodes
 

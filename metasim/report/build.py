@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,16 @@ from metasim.errors import MetasimInputError
 from metasim.report import analysis as an
 from metasim.report import plots
 from metasim.report.data import Run, load_run, nested
-from metasim.report.html import esc, figure, page, rate_cell, section, table, video
+from metasim.report.html import (
+    esc,
+    figure,
+    page,
+    rate_cell,
+    section,
+    table,
+    video,
+    write_atomic,
+)
 
 
 def build_report(
@@ -35,7 +43,7 @@ def build_report(
     target = report_target(out, runs[0].path)
     sections = [overview(runs), success_section(runs)]
     if len(runs) == 2:
-        sections.append(difference_section(runs[0], runs[1]))
+        sections.append(comparison(runs[0], runs[1], videos))
     if any(r.has_grid for r in runs):
         sections += [cells_section(runs), sensitivity_section(runs), curves_section(runs)]
     sections.append(profile_section(runs))
@@ -65,21 +73,6 @@ def report_target(out: str | Path | None, run_dir: Path) -> Path:
             f"--out {out}", [f"cannot create the folder {parent} ({exc.strerror or exc})"]
         ) from None
     return target
-
-
-def write_atomic(target: Path, text: str) -> None:
-    """Write `text` to `target` through a temporary file beside it, removed if anything
-    fails, so a reader never sees a half-written report and nothing is left behind."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(target)
-    except OSError as exc:
-        raise MetasimInputError(
-            str(target), [f"cannot write the report ({exc.strerror or exc})"]
-        ) from None
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def describe(run: Run) -> str:
@@ -145,7 +138,22 @@ def success_section(runs: list[Run]) -> str:
     return section("Success per task", body, "success")
 
 
-def difference_section(a: Run, b: Run) -> str:
+def comparison(a: Run, b: Run, videos: int) -> str:
+    """The paired comparison of B with A (`metasim compare`'s section, with replays of
+    `videos` discordant episodes); runs that cannot be compared episode by episode
+    (another suite or grid, no episodes.parquet) get the side-by-side difference of
+    their summaries instead, which says why."""
+    from metasim.compare import compare_loaded
+    from metasim.compare.html import comparison_section
+
+    try:
+        result = compare_loaded([a, b], unpaired_ok=True)
+    except MetasimInputError as exc:
+        return difference_section(a, b, "; ".join(exc.problems))
+    return comparison_section(a, b, result, videos)
+
+
+def difference_section(a: Run, b: Run, why: str = "") -> str:
     rows, classes = [], []
     for task in dict.fromkeys(a.tasks + b.tasks):
         sa, sb = a.summary.tasks.get(task), b.summary.tasks.get(task)
@@ -168,7 +176,9 @@ def difference_section(a: Run, b: Run) -> str:
         ["task", f"A: {a.label}", f"B: {b.label}", "B − A", "95% CI (Newcombe)"], rows, classes
     )
     body += '<p class="note">Rows in red (green): B is worse (better) than A, the interval '
-    body += "excludes 0.</p>"
+    body += "excludes 0. Unpaired intervals from the two summaries"
+    body += f" (no episode-by-episode comparison: {esc(why)})" if why else ""
+    body += ".</p>"
     return section("Difference between the runs", body, "difference")
 
 
