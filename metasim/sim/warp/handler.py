@@ -6,9 +6,11 @@ on the device. A control step is `substeps` physics steps on the device (with
 `osc_pose`, robosuite's OSC as a Warp kernel between each substep's `step1` and `step2`,
 `metasim.sim.warp.osc`), then one pack kernel gathers what the host reads (each world's
 integration state, the body and site poses the last substep started from, the poses
-after the step, the end-effector Jacobian, the constraint count) into one (B, K) array,
-copied to the host once. No per-env MuJoCo call is made on the step path
-(tests/sim/test_warp_device.py fails if one is). Resets write states on the device.
+after the step, the end-effector Jacobian, MuJoCo Warp's overflow flags) into one (B, K)
+array, copied to the host once (a task that tests contacts adds one copy of the contact
+list). On CUDA the substeps replay one captured graph. No per-env MuJoCo call is made on
+the step path (tests/sim/test_warp_device.py fails if one is). Resets write states on
+the device.
 Per-env model edits (physics perturbations, LIBERO's per-episode fixture poses) become
 per-world model fields (MuJoCo Warp reads a model field with a leading world axis per
 world). Camera images are still rendered by MuJoCo's OpenGL renderer from the host copy
@@ -62,7 +64,8 @@ class BackendHandler(NativeHandler):
     present else "cpu"); `nconmax` contacts and `njmax` constraint rows per world (default:
     16 and 8 times the scene's reference configuration's, at least 512 and 1,024; a
     step that overflows either raises instead of dropping contacts); `nthread` is
-    accepted as every backend's is (the device parallelizes: 1)."""
+    accepted as every backend's is (the device parallelizes: 1); `graph` (default on) replays
+    each control step's substeps as one captured CUDA graph on a CUDA device."""
 
     def __init__(
         self,
@@ -72,6 +75,7 @@ class BackendHandler(NativeHandler):
         nthread: int | None = None,
         nconmax: int | None = None,
         njmax: int | None = None,
+        graph: bool = True,
     ) -> None:
         del nthread  # the device steps every world at once
         self.device = pick_device(device)
@@ -105,8 +109,11 @@ class BackendHandler(NativeHandler):
             device=self.device,
         )
         self._oscs: dict[int, tuple[OscPose, DeviceOsc]] = {}
+        # On CUDA, each control step's substeps (and the controller) replay one captured
+        # graph per kind of step (with or without osc_pose); remade after a model edit
+        self.graph = graph and self.device.startswith("cuda")
+        self._graphs: dict[bool, Any] = {}
         self.singular = np.zeros(num_envs, dtype=bool)  # OSC met a singular J M⁻¹ Jᵀ
-        self._edited: set[str] = set()
         super().__init__(compiled, num_envs, nthread=1)  # resets every env (on the device)
 
     # ------------------------------------------------------------ stepping
@@ -125,10 +132,23 @@ class BackendHandler(NativeHandler):
             osc[1].substep(k, d)
             mjw.step2(m, d)
 
+    def _control_step(self, osc: tuple[OscPose, DeviceOsc] | None) -> None:
+        """The substeps of one control step: replayed from a CUDA graph when enabled."""
+        if not self.graph:
+            self._substeps(osc)
+            return
+        key = osc is not None
+        graph = self._graphs.get(key)
+        if graph is None:
+            with wp.ScopedCapture(device=self.device, force_module_load=True) as capture:
+                self._substeps(osc)
+            graph = self._graphs[key] = capture.graph
+        wp.capture_launch(graph)
+
     def _step(self, ctrl: np.ndarray) -> None:
         with wp.ScopedDevice(self.device):
             self._upload_ctrl(ctrl)
-            self._substeps(None)
+            self._control_step(None)
             self._read_back(None)
 
     def _step_with(self, ctrl: np.ndarray, substep: Substep) -> None:
@@ -142,7 +162,7 @@ class BackendHandler(NativeHandler):
             osc = self._device_osc(substep)
             self._upload_ctrl(ctrl)
             osc[1].upload(substep)
-            self._substeps(osc)
+            self._control_step(osc)
             self.singular |= osc[1].download(substep)
             self._read_back(None)
 
@@ -152,6 +172,7 @@ class BackendHandler(NativeHandler):
             elem = np.asarray(self._wm.M_elemid)
             found = (osc, DeviceOsc(self.model, osc, elem, self.device))
             self._oscs = {id(osc): found}
+            self._graphs.pop(True, None)  # captured with the previous controller's arrays
         return found
 
     def _read_back(self, env_ids: np.ndarray | None) -> None:
@@ -316,7 +337,7 @@ class BackendHandler(NativeHandler):
             setattr(target, name, wp.array(host, dtype=current.dtype, device=self.device))
             if field in _STATIC_POSE_FIELDS:
                 self._place_static_geoms()
-        self._edited.add(field)
+        self._graphs.clear()  # they hold the replaced array
         super()._apply(field, index, values)  # the host copies the renderer reads
 
     def _place_static_geoms(self) -> None:
