@@ -37,6 +37,8 @@ def exit2(capsys, argv: list[str]) -> str:
         ["serve", "--port", "70000"],
         ["report", "RUN", "--videos", "1000000000"],
         ["recon", "IN", "--out", "OUT", "--voxel", "nan"],
+        ["compare", "A", "B", "--reps", "100000000"],
+        ["compare", "A", "B", "--videos", "1000"],
     ],
 )
 def test_huge_or_non_finite_numbers_exit_2(capsys, argv: list[str]) -> None:
@@ -51,6 +53,8 @@ def test_output_under_a_file_exits_2(capsys, tmp_path: Path) -> None:
         ["bench", "physics", "--profile", str(blocker / "p.prof")],
         ["scene", "render", "scenes/lift_cube.yaml", "--out", str(blocker / "d")],
         ["scene", "render", "scenes/lift_cube.yaml", "--out", str(blocker)],
+        ["compare", "A", "B", "--plot", str(blocker / "p.png")],
+        ["compare", "A", "B", "--html", str(blocker / "c.html")],
     ):
         assert "is a file" in exit2(capsys, argv)
 

@@ -33,6 +33,8 @@ LAYERS = {
     "correlate": 6,
     "recon": 6,
     "collect": 6,
+    "compare": 6,
+    "index": 6,
     "bench": 6,
     "cli": 7,
 }

@@ -28,6 +28,8 @@ import mujoco
 import numpy as np
 from mujoco import rollout
 
+from metasim.control.action_kinds.base import native_kind
+from metasim.control.actions import ActionController
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
 from metasim.evaluate.policy_io import policy_context
@@ -158,15 +160,31 @@ def _handler_rate(
         raise MetasimInputError(f"--backend {backend}", [str(exc)]) from None
     task = TaskRuntime(compiled)
     state = task.sample_initial(handler.default_state(num_envs), list(range(num_envs)))
-    handler.set_state(state)
-    handler.step(state.ctrl)  # MJX compiles its step here; native warms its thread pool
+    # a torque-driven arm runs its controller every substep (LIBERO's osc_pose, holding
+    # the pose): the arm then stays up, as in an episode, instead of falling
+    controller = ActionController(compiled, native_kind(compiled.robot), num_envs)
+    osc, envs = controller.osc, np.arange(num_envs)
+    hold = np.zeros((num_envs, controller.dim))
+
+    def start() -> None:
+        handler.set_state(state)
+        if osc is not None:
+            controller.reset(envs, state.qpos, stale=False)
+
+    def step() -> None:
+        if osc is not None:
+            osc.command(hold)
+        handler.step(state.ctrl, osc)
+
+    start()
+    step()  # MJX and Warp compile here; native warms its thread pool
     compile_s = time.perf_counter() - t0
     per_step = []
     for _ in range(repeats):
-        handler.set_state(state)
+        start()
         n, t = 0, time.perf_counter()
         while n < steps and (n == 0 or time.perf_counter() - t < STEP_BUDGET_S):
-            handler.step(state.ctrl)
+            step()
             n += 1
         per_step.append((time.perf_counter() - t) / n)
     handler.close()

@@ -6,12 +6,26 @@ import argparse
 from typing import Any
 
 from metasim.cli.verbs import verb
+from metasim.errors import MetasimInputError
 
 
 def add_parser(verbs: Any) -> None:
     ev = verbs.add_parser("eval", help="evaluate a policy on a task suite (Hydra overrides)")
     ev.add_argument("overrides", nargs="*", help="e.g. suite=tabletop policy=scripted num_envs=8")
     ev.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    ev.add_argument(
+        "--resume",
+        metavar="RUN_DIR",
+        help="resume (or extend, with episodes=N) the run in RUN_DIR from its manifest",
+    )
+    ev.add_argument(
+        "--allow-code",
+        action="append",
+        default=[],
+        metavar="MODULE:NAME",
+        help="--resume: build the manifest's policy even though it imports and runs this "
+        "code (named by the run folder's files; never run otherwise); repeat for each",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -22,12 +36,19 @@ def run(args: argparse.Namespace) -> int:
     from metasim.evaluate.config import compose
     from metasim.evaluate.runner import run_eval
 
-    cfg = compose(list(args.overrides))  # validated, rollout spec built: nothing written yet
+    if args.resume:
+        from metasim.evaluate.resume_run import resume_config
+
+        cfg = resume_config(args.resume, list(args.overrides), args.allow_code)
+    else:
+        if args.allow_code:
+            raise MetasimInputError("--allow-code", ["only --resume RUN_DIR takes it"])
+        cfg = compose(list(args.overrides))  # validated, rollout spec built: nothing written
     if args.quiet:
-        result = run_eval(cfg)
+        result = run_eval(cfg, extend=bool(args.resume))
     else:
         with task_progress() as progress:
-            result = run_eval(cfg, progress)
+            result = run_eval(cfg, progress, extend=bool(args.resume))
     table = Table(title=f"{cfg.suite.name} / {cfg.policy.kind} (seed {cfg.seed})")
     for col in ("task", "success", "95% CI", "n", "progress", "steps"):
         table.add_column(col, justify="left" if col == "task" else "right")

@@ -32,7 +32,6 @@ from metasim.evaluate.plan import Plan, PlanItem
 from metasim.evaluate.records import EpisodeRecord
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.runner import versions
-from metasim.policies.conventions import ROT_DIM, ActionConvention
 from metasim.policies.observation import ObservationSpec
 from metasim.scene.compile import CompiledScene
 from metasim.scene.schema import Scene
@@ -44,13 +43,6 @@ STATE = "joint_pos (rad) + gripper opening in [0, 1], 1 = open"
 class CollectResult:
     root: Path
     per_task: dict[str, dict[str, int]]  # task -> {"run", "successes", "kept"}
-
-
-def action_names(conv: ActionConvention, n_arm: int) -> list[str]:
-    """Names of the D action columns in the declared convention (gripper last)."""
-    if conv.space in ("joint_pos", "joint_vel"):
-        return [f"joint_{i}" for i in range(n_arm)] + ["gripper"]
-    return ["x", "y", "z", *(f"r{i}" for i in range(ROT_DIM[conv.rotation])), "gripper"]
 
 
 def record_spec(cameras: list[str], size: int) -> ObservationSpec:
@@ -72,7 +64,7 @@ def dataset_spec(
     state = [f"joint_{i}" for i in range(n_arm)] + ["gripper"]
     size = opts.image_size
     return {
-        "features": features({c: (size, size) for c in cameras}, state, action_names(conv, n_arm)),
+        "features": features({c: (size, size) for c in cameras}, state, conv.names(n_arm)),
         "fps": round(1.0 / compiled.control_dt),
         "action_convention": conv.model_dump(),
         "action": conv.describe(n_arm),

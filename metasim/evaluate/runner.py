@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+import os
 import platform
 import subprocess
 import time
@@ -25,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from metasim.errors import MetasimInputError
+from metasim.evaluate.checkpoint import checkpoint_record
 from metasim.evaluate.config import EvalConfig
 from metasim.evaluate.executors import Shard, run_local, run_ray
 from metasim.evaluate.plan import Plan, PlanItem
@@ -94,6 +96,7 @@ def default_run_dir(cfg: EvalConfig) -> Path:
 def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, Any]:
     """What reproduces the run: config, versions, git commit, per-episode seeds."""
     from metasim.policies.conventions import GRIPPER_MEANING
+    from metasim.sim import backend_fidelity
 
     conv = cfg.rollout.actions
     conventions = {
@@ -115,10 +118,14 @@ def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, A
             else f"execute {cfg.policy.execute or 'all'} actions of each chunk"
         ),
     }
+    config = cfg.model_dump()
     return {
-        "config": cfg.model_dump(),
+        "config": config,
         "policy_conventions": conventions,
+        "checkpoint": checkpoint_record(config["policy"]),
+        "renderer": f"MuJoCo offscreen (MUJOCO_GL={os.environ.get('MUJOCO_GL', '')})",
         "versions": versions(),
+        "backend_fidelity": backend_fidelity(cfg.backend),
         "tasks": tasks,
         "cells": cells,
         "episode_seeds": "episode k of every task and cell: episode_seed(config.seed, k)",
@@ -126,14 +133,15 @@ def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, A
     }
 
 
-def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
+def run_eval(cfg: EvalConfig, progress: Any | None = None, extend: bool = False) -> RunResult:
     """Evaluate `cfg.policy` on every task of `cfg.suite` and every cell of the grid
     `cfg.perturbation`, into the run folder.
 
     Episodes are appended to the run's store as they finish; run again into the same
     folder (`out=`) and only the episodes it does not hold yet are run. Episode k uses
     the same seed in every cell (common random numbers), so cells differ only by their
-    factors and the comparison with the nominal cell is paired.
+    factors and the comparison with the nominal cell is paired. `extend`: a resumed run
+    may have more episodes per task and cell than before (`RunStore.check_manifest`).
     """
     plan = Plan.of(cfg)  # every task and cell is checked before any runs
     names, cells = plan.names, plan.cells
@@ -142,7 +150,7 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None) -> RunResult:
     store = RunStore(run_dir)
     start = time.perf_counter()
     try:
-        store.check_manifest(manifest(cfg, names, plan.cell_ids))
+        store.check_manifest(manifest(cfg, names, plan.cell_ids), extend)
         runner = _Runner(cfg, store, progress, names, len(cells))
         adaptive: dict[str, Any] = {}
         for item in plan.items():

@@ -42,6 +42,10 @@ from metasim.guards import load_json
 OUTCOME_FIELDS = ("suite", "policy", "seed", "episodes", "backend", "perturbation")
 
 
+def _more(new: Any, old: Any) -> bool:
+    return isinstance(new, int) and isinstance(old, int) and new > old
+
+
 class RunStore:
     """Open (or create) the store of one run folder."""
 
@@ -59,20 +63,48 @@ class RunStore:
 
     # ------------------------------------------------------------ manifest
 
-    def check_manifest(self, manifest: dict[str, Any]) -> None:
-        """Write the manifest of a new run, or check that a resumed run is the same run."""
+    def check_manifest(self, manifest: dict[str, Any], extend: bool = False) -> None:
+        """Write the manifest of a new run, or check that a resumed run is the same run.
+        With `extend` (`metasim eval --resume RUN_DIR episodes=N`), a resumed run may ask
+        for more episodes per task and cell than it had (episode k keeps its seed, so the
+        first ones stay as they were): the manifest then records the new count and, under
+        `extended`, each earlier one."""
         path = self.run_dir / "manifest.json"
         if not path.exists():
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(manifest, indent=2) + "\n")
-            tmp.replace(path)
+            self._write_manifest(manifest)
             return
         old = read_manifest(self.run_dir)
-        recorded = {k: old["config"].get(k) for k in OUTCOME_FIELDS}
+        was = old["config"]
+        recorded = {k: was.get(k) for k in OUTCOME_FIELDS}
         now = normalized({k: manifest["config"].get(k) for k in OUTCOME_FIELDS})
         changed = differing(recorded, now)
+        if extend and changed == ["episodes"]:
+            if not _more(now["episodes"], recorded["episodes"]):
+                raise MetasimInputError(
+                    str(self.run_dir),
+                    [
+                        f"this run folder holds {recorded['episodes']} episodes per task and "
+                        "cell; a resume may keep or raise that count, not lower it to "
+                        f"{now['episodes']}"
+                    ],
+                )
+            prior = old.get("extended")
+            extended = [
+                *(prior if isinstance(prior, list) else []),
+                {"episodes": recorded["episodes"]},
+            ]
+            self._write_manifest(
+                {**old, "config": {**was, "episodes": now["episodes"]}, "extended": extended}
+            )
+            return
         if changed:
             raise mismatch(self.run_dir, changed, "out=")
+
+    def _write_manifest(self, manifest: dict[str, Any]) -> None:
+        path = self.run_dir / "manifest.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+        tmp.replace(path)
 
     # ------------------------------------------------------------ episodes
 

@@ -5,11 +5,19 @@ declared `observation:` spec), gets an action chunk back per env (one batched ca
 the policy accepts a batch, else one call per env in parallel), checks the chunk
 against the declared action convention and fails only the envs whose call failed after
 the configured retries. Every remote call has a timeout.
+
+The instruction sent is the scene's (as a language factor rephrases it), or what
+`task_text: "module:function"` makes of it: a function (scene, instruction) -> str, e.g.
+the descriptions LeRobot's Meta-World env gives (`metasim.metaworld.lerobot_tasks:
+lerobot_task_text`) or a LIBERO task's BDDL `:language` text
+(`metasim.libero.importer.language:bddl_task_text`).
 """
 
 from __future__ import annotations
 
+import importlib
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -21,8 +29,10 @@ from metasim.policies.base import (
     PolicyContext,
     PolicyFailure,
     PolicyOptions,
+    code_field,
 )
 from metasim.policies.observation import scene_payload
+from metasim.scene.schema import Scene
 
 
 class AdapterOptions(PolicyOptions):
@@ -35,6 +45,28 @@ class AdapterOptions(PolicyOptions):
     # Actions wider than the declared convention: refused, or cut to their first D dims
     # (openpi's LIBERO client keeps actions[:, :7] of a padded output).
     extra_dims: Literal["refuse", "drop"] = "refuse"
+    task_text: str | None = code_field(default=None, pattern=r"^[\w.]+:\w+$")
+    """`module:function` (scene, instruction) -> the instruction sent (default: the
+    instruction itself)."""
+
+
+TaskText = Callable[[Scene, str], str]
+
+
+def load_task_text(ref: str | None) -> TaskText | None:
+    """The function `module:function` names, or an input error naming policy.task_text."""
+    if ref is None:
+        return None
+    module, _, name = ref.partition(":")
+    try:
+        fn = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise MetasimInputError(
+            "policy.task_text", [f"{ref!r}: expected module:function, {exc}"]
+        ) from None
+    if not callable(fn):
+        raise MetasimInputError("policy.task_text", [f"{ref!r} is not a function"])
+    return fn
 
 
 class CallError(Exception):
@@ -53,7 +85,8 @@ class AdapterPolicy:
         self.action_space = opts.actions.env_space
         self.n_arm = len(ctx.compiled.index.arm_qpos)
         self.dim = opts.actions.dim(self.n_arm)
-        self.instruction = ctx.compiled.scene.task.instruction
+        self.task_text = load_task_text(opts.task_text)
+        self.instruction = self._task(ctx.compiled.scene.task.instruction)
         self.fresh = np.ones(ctx.num_envs, dtype=bool)  # episode starts with the next call
         self.scene_text = scene_payload(ctx.compiled) if opts.observation.raw else ""
         self._pool: ThreadPoolExecutor | None = None
@@ -85,7 +118,7 @@ class AdapterPolicy:
     # ------------------------------------------------------------ policy protocol
 
     def reset(self, instruction: str, env_ids: np.ndarray | None = None) -> None:
-        self.instruction = instruction
+        self.instruction = self._task(instruction)
         ids = np.arange(self.ctx.num_envs) if env_ids is None else np.asarray(env_ids)
         for i in ids:
             self.fresh[int(i)] = True
@@ -132,6 +165,12 @@ class AdapterPolicy:
         return chunk
 
     # ------------------------------------------------------------ helpers
+
+    def _task(self, instruction: str) -> str:
+        """The instruction as sent (rewritten by `task_text` when one is set)."""
+        if self.task_text is None:
+            return instruction
+        return self.task_text(self.ctx.compiled.scene, instruction)
 
     def _one(self, env: int, request: dict[str, Any]) -> np.ndarray:
         return self._with_retries(lambda: self._check(self.infer_one(env, request)), env)

@@ -154,13 +154,21 @@ class ActionConvention(BaseModel):
             )
         return "osc_pose"
 
-    def dim(self, n_arm: int) -> int:
-        """Width of one action vector in this convention (gripper last)."""
+    def names(self, n_arm: int) -> list[str]:
+        """Names of the columns of one action vector in this convention, gripper last
+        (a dataset's `action` feature names them): `joint_<i>` per arm joint, or `x, y, z`
+        and for a rotating space `r<i>` per rotation component."""
         if self.space in ("joint_pos", "joint_vel"):
-            return n_arm + 1
-        if self.space == "mocap_delta":
-            return 4
-        return 3 + ROT_DIM[self.rotation] + 1
+            arm = [f"joint_{i}" for i in range(n_arm)]
+        elif self.space == "mocap_delta":  # a position delta only
+            arm = ["x", "y", "z"]
+        else:
+            arm = ["x", "y", "z", *(f"r{i}" for i in range(ROT_DIM[self.rotation]))]
+        return [*arm, "gripper"]
+
+    def dim(self, n_arm: int) -> int:
+        """Width of one action vector in this convention (gripper last): its names."""
+        return len(self.names(n_arm))
 
     def describe(self, n_arm: int) -> str:
         if self.space == "mocap_delta":

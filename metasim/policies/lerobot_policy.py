@@ -11,9 +11,9 @@ a mismatch is a one-paragraph error naming both sides.
 
 Every request also carries `task`, the instruction as a list of strings, as LeRobot's
 own evaluation adds it for every policy (language-conditioned ones such as SmolVLA read
-it; the others ignore it). `task_text: "module:function"` names a function (scene,
-instruction) -> str that rewrites it, e.g. into the descriptions LeRobot's env of a
-benchmark gives (`metasim.metaworld.lerobot_tasks:lerobot_task_text`).
+it; the others ignore it). `task_text` (an option of every adapter) rewrites it, e.g.
+into the descriptions LeRobot's env of a benchmark gives
+(`metasim.metaworld.lerobot_tasks:lerobot_task_text`).
 
 `mode: chunk` (default) predicts a chunk per env and lets the harness execute
 `n_action_steps` of it (or ensemble), so envs that reset at different times stay
@@ -23,8 +23,6 @@ for all envs; use it with num_envs equal to the episodes in flight).
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -32,10 +30,9 @@ from pydantic import Field
 
 from metasim.errors import MetasimInputError
 from metasim.policies.adapter import AdapterOptions, AdapterPolicy
-from metasim.policies.base import PolicyContext, code_field, register_policy
+from metasim.policies.base import PolicyContext, register_policy
 from metasim.policies.images import ImageSpec
 from metasim.policies.observation import ObservationSpec
-from metasim.scene.schema import Scene
 
 IMAGE_PREFIX = "observation.images."
 TASK_KEY = "task"  # LeRobot's key of the language instruction (a list of strings)
@@ -47,28 +44,6 @@ class LeRobotOptions(AdapterOptions):
     mode: Literal["chunk", "select_action"] = "chunk"
     resize: Literal["resize_with_pad", "resize", "center_crop"] = "resize"
     n_action_steps: int | None = Field(default=None, ge=1)  # default: the checkpoint's
-    task_text: str | None = code_field(default=None, pattern=r"^[\w.]+:\w+$")
-    """`module:function` (scene, instruction) -> the `task` text sent (default: the
-    instruction itself)."""
-
-
-TaskText = Callable[[Scene, str], str]
-
-
-def load_task_text(ref: str | None) -> TaskText | None:
-    """The function `module:function` names, or an input error naming policy.task_text."""
-    if ref is None:
-        return None
-    module, _, name = ref.partition(":")
-    try:
-        fn = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError) as exc:
-        raise MetasimInputError(
-            "policy.task_text", [f"{ref!r}: expected module:function, {exc}"]
-        ) from None
-    if not callable(fn):
-        raise MetasimInputError("policy.task_text", [f"{ref!r} is not a function"])
-    return fn
 
 
 class LeRobotPolicy(AdapterPolicy):
@@ -78,11 +53,9 @@ class LeRobotPolicy(AdapterPolicy):
         from metasim.policies.lerobot_runner import LeRobotRunner
 
         self.runner = LeRobotRunner(opts.path, device=opts.device)
-        self.task_text = load_task_text(opts.task_text)
         opts = opts.model_copy(update={"observation": self._map(ctx, opts)})
         super().__init__(ctx, opts)
         self.o = opts
-        self.instruction = self._task(self.instruction)
         self.steps = opts.n_action_steps or self.runner.n_action_steps
         n_arm = len(ctx.compiled.index.arm_qpos)
         if self.runner.action_dim != opts.actions.dim(n_arm):
@@ -143,14 +116,6 @@ class LeRobotPolicy(AdapterPolicy):
                     ],
                 )
         return out
-
-    def _task(self, instruction: str) -> str:
-        if self.task_text is None:
-            return instruction
-        return self.task_text(self.ctx.compiled.scene, instruction)
-
-    def reset(self, instruction: str, env_ids: np.ndarray | None = None) -> None:
-        super().reset(self._task(instruction), env_ids)
 
     def reset_env(self, env: int) -> None:
         if self.o.mode == "select_action":

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,17 @@ from metasim.guards import check_out_file
 from metasim.report import analysis as an
 from metasim.report import plots
 from metasim.report.data import Run, load_run, nested
-from metasim.report.html import HTML_PAGE, esc, figure, page, rate_cell, section, table, video
+from metasim.report.html import (
+    HTML_PAGE,
+    esc,
+    figure,
+    page,
+    rate_cell,
+    section,
+    table,
+    video,
+    write_atomic,
+)
 
 
 def build_report(
@@ -40,7 +49,7 @@ def build_report(
     target = report_target(out, runs[0].path)
     sections = [overview(runs), success_section(runs)]
     if len(runs) == 2:
-        sections.append(difference_section(runs[0], runs[1]))
+        sections.append(comparison(runs[0], runs[1], videos, allow_code, warn))
     if any(r.has_grid for r in runs):
         sections += [cells_section(runs), sensitivity_section(runs), curves_section(runs)]
     sections.append(profile_section(runs))
@@ -61,21 +70,6 @@ def report_target(out: str | Path | None, run_dir: Path) -> Path:
     if target.is_dir():
         raise MetasimInputError(f"--out {out}", [f"{target} is a folder; name a file"])
     return check_out_file(target, "--out" if out is not None else "report", HTML_PAGE)
-
-
-def write_atomic(target: Path, text: str) -> None:
-    """Write `text` to `target` through a temporary file beside it, removed if anything
-    fails, so a reader never sees a half-written report and nothing is left behind."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(target)
-    except OSError as exc:
-        raise MetasimInputError(
-            str(target), [f"cannot write the report ({exc.strerror or exc})"]
-        ) from None
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def describe(run: Run) -> str:
@@ -141,7 +135,29 @@ def success_section(runs: list[Run]) -> str:
     return section("Success per task", body, "success")
 
 
-def difference_section(a: Run, b: Run) -> str:
+def comparison(
+    a: Run,
+    b: Run,
+    videos: int,
+    allow_code: Sequence[str] = (),
+    warn: Callable[[str], None] | None = None,
+) -> str:
+    """The paired comparison of B with A (`metasim compare`'s section, with replays of
+    `videos` discordant episodes, refused as in `videos_section` for a run whose policy
+    imports code not in `allow_code`); runs that cannot be compared episode by episode
+    (another suite or grid, no episodes.parquet) get the side-by-side difference of
+    their summaries instead, which says why."""
+    from metasim.compare import compare_loaded
+    from metasim.compare.html import comparison_section
+
+    try:
+        result = compare_loaded([a, b], unpaired_ok=True)
+    except MetasimInputError as exc:
+        return difference_section(a, b, "; ".join(exc.problems))
+    return comparison_section(a, b, result, videos, allow_code, warn)
+
+
+def difference_section(a: Run, b: Run, why: str = "") -> str:
     rows, classes = [], []
     for task in dict.fromkeys(a.tasks + b.tasks):
         sa, sb = a.summary.tasks.get(task), b.summary.tasks.get(task)
@@ -164,7 +180,9 @@ def difference_section(a: Run, b: Run) -> str:
         ["task", f"A: {a.label}", f"B: {b.label}", "B − A", "95% CI (Newcombe)"], rows, classes
     )
     body += '<p class="note">Rows in red (green): B is worse (better) than A, the interval '
-    body += "excludes 0.</p>"
+    body += "excludes 0. Unpaired intervals from the two summaries"
+    body += f" (no episode-by-episode comparison: {esc(why)})" if why else ""
+    body += ".</p>"
     return section("Difference between the runs", body, "difference")
 
 

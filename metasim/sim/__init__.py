@@ -46,6 +46,16 @@ def get_backend(name: str) -> type[Handler]:
         raise KeyError(f"backend {name!r} is not available here ({exc})") from None
 
 
+def backend_fidelity(name: str) -> str:
+    """What backend `name` reproduces of native MuJoCo, in words (its package's `FIDELITY`;
+    the run manifest records it). Reads the package only, not its handler."""
+    try:
+        module = importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError:
+        return "not stated (a backend outside metasim.sim)"
+    return str(getattr(module, "FIDELITY", "not stated"))
+
+
 def backend_names() -> list[str]:
     """Every registered backend (available here or not)."""
     return BACKENDS.names()
@@ -58,6 +68,7 @@ __all__ = [
     "ModelEdit",
     "SimState",
     "UnsupportedScene",
+    "backend_fidelity",
     "backend_names",
     "get_backend",
 ]

@@ -34,7 +34,7 @@ def test_parse_text() -> None:
     p = bddl.parse_bddl_text(TEXT)
     assert p.problem_name == "libero_kitchen_tabletop_manipulation"
     # lower-cased and comment-free, as LIBERO's reader (bddl's tokenizer) has it
-    assert p.instruction == "put the bowl on the plate"
+    assert p.language == "put the bowl on the plate"
     assert set(p.regions) == {
         "kitchen_table_plate_region",
         "kitchen_table_cabinet_region",
@@ -84,14 +84,15 @@ def test_malformed_is_an_input_error(tmp_path, text: str, why: str) -> None:
 
 
 def test_language_comes_from_the_file_not_its_name() -> None:
-    """LIBERO-PRO's `_lan` variants keep the original file names with new language."""
+    """The parser's `language` is the file's `:language` text (LIBERO-PRO's `_lan`
+    variants keep the original file names with new language)."""
     original = bddl.parse_bddl(paths.bddl_file("libero_goal", 0))
     variant = bddl.parse_bddl(paths.bddl_file("libero_goal_lan", 0))
     name = paths.task_name("libero_goal_lan", 0)
     assert name == "open_the_middle_drawer_of_the_cabinet"
-    assert original.instruction == "open the middle layer of the drawer"
-    assert variant.instruction == "open the cabinet’s middle drawer"
-    assert variant.instruction != name.replace("_", " ")
+    assert original.language == "open the middle layer of the drawer"
+    assert variant.language == "open the cabinet’s middle drawer"
+    assert variant.language != name.replace("_", " ")
 
 
 def _all_130() -> list[tuple[str, str]]:
@@ -102,7 +103,7 @@ def test_all_130_parse_and_their_goal_predicates() -> None:
     kinds: Counter[str] = Counter()
     for suite, task in _all_130():
         p = bddl.parse_bddl(paths.bddl_file(suite, task))
-        assert p.instruction and p.goal[0] == "and"
+        assert p.language and p.goal[0] == "and"
         kinds.update(a[0] for a in p.goal_atoms())
     # The list in docs/libero.md.
     assert kinds == {"in": 63, "on": 61, "close": 11, "turnon": 8, "open": 7, "turnoff": 1}
@@ -142,4 +143,4 @@ def test_every_bddl_file_of_libero_pro_parses() -> None:
     files = sorted(paths.bddl_dir().glob("*/*.bddl"))
     assert len(files) > 600
     for f in files:
-        assert bddl.parse_bddl(f).instruction
+        assert bddl.parse_bddl(f).language

@@ -19,6 +19,7 @@ from metasim.errors import MetasimInputError
 from metasim.libero.importer import init_states as libero_init_states
 from metasim.libero.importer import paths
 from metasim.libero.importer import scene as libero_scene
+from metasim.libero.importer.language import harness_language
 from metasim.scene.compile import ROBOT_PREFIX, compile_scene
 
 SUBSET = [(s, i) for s in paths.LIBERO_SUITES for i in (0, len(paths.suite_tasks(s)) - 1)]
@@ -29,7 +30,7 @@ GOAL_AT_INIT: set[tuple[str, int]] = set()
 
 def check_task(suite: str, index: int) -> None:
     task = libero_scene.load_task(f"libero:{suite}/{index}")
-    assert task.scene.task.instruction == task.problem.language
+    assert task.scene.task.instruction == harness_language(task.task)  # LIBERO's task.language
     compiled = compile_scene(task.scene)
     model = compiled.model
     mapping = libero_init_states.init_state_map(task.problem, compiled)
@@ -117,7 +118,8 @@ def test_bad_refs(ref: str, why: str) -> None:
 
 
 def test_pro_language_variant_reaches_the_scene() -> None:
-    """The instruction is the BDDL's :language, also for LIBERO-PRO's `_lan` files."""
+    """A LIBERO-PRO `_lan` file's instruction is its own :language (its file name is the
+    original task's)."""
     task = libero_scene.load_task("libero:libero_goal_lan/0")
     assert task.scene.task.instruction == "open the cabinet’s middle drawer"
 

@@ -23,6 +23,7 @@ from metasim.cli.main import main as cli_main
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.config import compose
 from metasim.libero.importer import scene as libero_scene
+from metasim.libero.importer.language import harness_language
 from metasim.libero.reference.simulator import ReferenceSim
 from metasim.policies.transport.server import PolicyServer
 from metasim.scene import compile_scene
@@ -80,7 +81,9 @@ def test_openpi_libero_end_to_end_sends_openpis_keys(tmp_path: Path) -> None:
             assert obs[key].shape == (224, 224, 3) and obs[key].dtype == np.uint8
         assert obs["observation/state"].shape == (8,)
         assert obs["observation/state"].dtype == np.float64
-        assert obs["prompt"] == task.problem.instruction
+        # LIBERO's task.language (openpi's client sends it), not the BDDL :language text
+        assert obs["prompt"] == task.scene.task.instruction == harness_language(task.task)
+        assert obs["prompt"] != task.problem.language
     # the state is LIBERO's: eef position, axis-angle (|angle| <= 2 pi), finger positions
     state = np.array([o["observation/state"] for o in log])
     assert (np.linalg.norm(state[:, 3:6], axis=1) <= 2 * np.pi + 1e-9).all()

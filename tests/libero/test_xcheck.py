@@ -19,7 +19,7 @@ from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.libero.checks.xcheck import MetasimEpisode, Replay, classify, object_fate, run_metasim
-from metasim.libero.checks.xcheck_run import JSONL, SUMMARY, run_xcheck
+from metasim.libero.checks.xcheck_run import JSONL, SUMMARY, ClosedLoop, run_xcheck
 from metasim.libero.importer import init_states as libero_init_states
 from metasim.libero.importer import scene as libero_scene
 from metasim.libero.reference.simulator import ReferenceSim
@@ -196,7 +196,8 @@ def test_xcheck_one_task_one_init_end_to_end(
 def test_recorded_start_is_metasims_reset() -> None:
     """The start record is metasim's state after its reset: init state k in LIBERO's
     layout, and the fixtures' poses the episode ran with (drawn from its seed as LIBERO's
-    placement sampler draws them, not the compiled region centres)."""
+    placement sampler draws them, not the compiled region centres), which the closed
+    loop's shadow env has too."""
     ep = next(run_metasim(SUITE, TASK, [3], RolloutSpec.of("noop")))
     task = libero_scene.load_task(f"libero:{SUITE}/{TASK}")
     nq = len(ep.qpos)
@@ -208,6 +209,15 @@ def test_recorded_start_is_metasims_reset() -> None:
         pos, quat = drawn[name]
         assert np.allclose(pose[:3], pos) and np.allclose(pose[3:], quat)
         assert not np.allclose(pose[:3], compiled.model.body(name).pos)
+    # the closed loop's shadow env starts its episode with the same fixture poses
+    shadow = ClosedLoop(task, RolloutSpec.of("noop"))
+    shadow.reset_shadow(ep)
+    kin = shadow.env.handler.kinematics()
+    for name, pose in ep.fixtures.items():
+        body = shadow.compiled.model.body(name).id
+        assert np.array_equal(kin.body_pos[0, body], pose[:3]), name
+        assert np.array_equal(kin.body_quat[0, body], pose[3:]), name
+    shadow.env.close()
 
 
 @pytest.mark.parametrize(

@@ -104,7 +104,7 @@ def test_the_preset_sends_lerobots_description_as_the_task() -> None:
     goes through as it is."""
     pytest.importorskip("lerobot")
     from metasim.metaworld.lerobot_tasks import lerobot_task_text
-    from metasim.policies.lerobot_policy import load_task_text
+    from metasim.policies.adapter import load_task_text
 
     assert load_task_text(_preset()["task_text"]) is lerobot_task_text
     scene = MetaworldSource().load(f"metaworld:{TASK}")

@@ -1,5 +1,6 @@
-"""The prompt a policy receives on LIBERO is the BDDL `:language` (or its rephrasing by
-the language factor), never a factor name, a level tag, a cell id or a BDDL file-name
+"""The prompt a policy receives on LIBERO is the task's instruction (LIBERO's
+`task.language`; a LIBERO-PRO `_lan` task's own `:language`), or its rephrasing by the
+language factor, never a factor name, a level tag, a cell id or a BDDL file-name
 fragment (LIBERO-PRO evaluated `_lan` variants with the file name's instruction;
 LIBERO-Plus leaked perturbation tags into prompts).
 
@@ -25,6 +26,7 @@ from metasim.evaluate.config import EvalConfig
 from metasim.evaluate.runner import run_eval
 from metasim.libero.importer import paths
 from metasim.libero.importer.bddl import parse_bddl
+from metasim.libero.importer.language import harness_language
 from metasim.paths import PERTURBATIONS, POLICIES
 from metasim.perturb import expand, load_grid
 
@@ -41,13 +43,15 @@ class PromptProbe:
         raise RuntimeError("prompt captured")
 
 
-def _run(tmp: Path, tasks: list[str], grid: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+def _run(
+    tmp: Path, tasks: list[str], grid: str, monkeypatch: pytest.MonkeyPatch, **options: Any
+) -> list[str]:
     log = tmp / "prompts.jsonl"
     monkeypatch.setenv(LOG, str(log))
     policy = yaml.safe_load((POLICIES / "openpi_libero.yaml").read_text())
     for key in ("host", "port", "api_key", "timeout_s"):
         policy.pop(key)
-    policy.update(kind="python", target="test_libero_prompt:PromptProbe", retries=0)
+    policy.update(kind="python", target="test_libero_prompt:PromptProbe", retries=0, **options)
     cfg = EvalConfig.model_validate(
         {"suite": {"name": "probe", "tasks": tasks}, "policy": policy, "episodes": 1,
          "num_envs": 1, "perturbation": grid, "out": str(tmp / "run")}
@@ -74,8 +78,19 @@ def _bad_fragments(grid_name: str, ref: str) -> set[str]:
 
 def _expected(ref: str, template: str = "{instruction}") -> str:
     suite, index = ref.removeprefix("libero:").split("/")
-    language = parse_bddl(paths.bddl_file(suite, int(index))).instruction
+    language = parse_bddl(paths.bddl_file(suite, int(index))).language
+    if not suite.endswith("_lan"):  # LIBERO's task.language: the file name's sentence
+        language = harness_language(paths.task_name(suite, int(index)))
     return template.replace("{instruction}", language)
+
+
+def _language_grid(tmp: Path, levels: list[str]) -> str:
+    grid = tmp / "lang.yaml"
+    grid.write_text(
+        "name: lang\ndesign: ofat\nfactors:\n"
+        f"  - {{name: language, axis: instruction_template, levels: {json.dumps(levels)}}}\n"
+    )
+    return str(grid)
 
 
 def _check(prompts: list[str], allowed: set[str], bad: set[str]) -> None:
@@ -92,17 +107,29 @@ def test_prompt_of_a_lan_task_is_its_language_in_every_language_cell(
 ) -> None:
     """A LIBERO-PRO `_lan` task: its rephrased `:language` (not its file name's words),
     as is and as the language factor rephrases it."""
-    grid = tmp_path / "lang.yaml"
     levels = ["{instruction}", "please {instruction}"]
-    grid.write_text(
-        "name: lang\ndesign: ofat\nfactors:\n"
-        f"  - {{name: language, axis: instruction_template, levels: {json.dumps(levels)}}}\n"
-    )
+    grid = _language_grid(tmp_path, levels)
     ref = "libero:libero_goal_lan/1"
-    prompts = _run(tmp_path, [ref], str(grid), monkeypatch)
+    prompts = _run(tmp_path, [ref], grid, monkeypatch)
     assert sorted(prompts) == sorted(_expected(ref, t) for t in levels)
-    _check(prompts, {_expected(ref, t) for t in levels}, _bad_fragments(str(grid), ref))
+    _check(prompts, {_expected(ref, t) for t in levels}, _bad_fragments(grid, ref))
     assert _expected(ref).replace(" ", "_") != paths.suite_tasks("libero_goal_lan")[1]
+
+
+def test_task_text_sends_the_bddl_language_in_every_language_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`policy.task_text=...:bddl_task_text` on a task whose BDDL `:language` is not
+    LIBERO's `task.language`: the BDDL text, as is and as the language factor rephrases it."""
+    levels = ["{instruction}", "please {instruction}"]
+    ref = "libero:libero_spatial/0"
+    bddl = parse_bddl(paths.bddl_file("libero_spatial", 0)).language
+    assert bddl != _expected(ref)
+    prompts = _run(
+        tmp_path, [ref], _language_grid(tmp_path, levels), monkeypatch,
+        task_text="metasim.libero.importer.language:bddl_task_text",
+    )  # fmt: skip
+    assert sorted(prompts) == sorted(t.replace("{instruction}", bddl) for t in levels)
 
 
 @pytest.mark.slow

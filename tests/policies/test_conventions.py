@@ -178,3 +178,22 @@ def test_a_wrong_declared_width_fails_the_episodes_with_the_convention_named(lif
     opts = {"actions": {"space": "ee_delta", "rotation": "quat_wxyz"}}  # 8-D, expert gives 7
     records = list(run_task(lift_scene, RolloutSpec.of("scripted", opts, seed=0, num_envs=2), 2))
     assert all(r.error and "quat_wxyz" in r.error and "8" in r.error for r in records)
+
+
+def test_every_space_names_its_action_columns():
+    """A convention names its own columns (a dataset's `action` names): the widths each
+    space is declared with, the gripper last."""
+    want = {
+        ("joint_pos", "axis_angle"): [*(f"joint_{i}" for i in range(7)), "gripper"],
+        ("joint_vel", "axis_angle"): [*(f"joint_{i}" for i in range(7)), "gripper"],
+        ("mocap_delta", "axis_angle"): ["x", "y", "z", "gripper"],
+        ("ee_delta", "axis_angle"): ["x", "y", "z", "r0", "r1", "r2", "gripper"],
+        ("osc_pose", "axis_angle"): ["x", "y", "z", "r0", "r1", "r2", "gripper"],
+        ("ee_pose", "quat_wxyz"): ["x", "y", "z", "r0", "r1", "r2", "r3", "gripper"],
+        ("ee_delta", "rot6d"): ["x", "y", "z", *(f"r{i}" for i in range(6)), "gripper"],
+    }
+    for (space, rotation), names in want.items():
+        gripper = "pm1_open_neg" if space == "mocap_delta" else "open1"
+        conv = ActionConvention(space=space, rotation=rotation, gripper=gripper)  # type: ignore[arg-type]
+        assert conv.names(7) == names, space
+        assert conv.dim(7) == len(names) and conv.describe(7).startswith(f"{len(names)}-D")

@@ -52,6 +52,10 @@ def test_metasim_eval_runs_a_lerobot_checkpoint(act_ckpt: Path, tmp_path: Path):
     assert lift["n"] == 2 and lift["errors"] == 0  # random weights: runs, does not succeed
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"]["policy"]["path"] == str(act_ckpt)
+    # The checkpoint's hash, for `metasim runs` (metasim.evaluate.checkpoint).
+    from metasim.evaluate.checkpoint import tree_sha256
+
+    assert manifest["checkpoint"] == {"path": str(act_ckpt), "sha256": tree_sha256(act_ckpt)}
 
 
 def test_chunks_are_executed_n_action_steps_at_a_time(act_ckpt: Path, lift_scene):

@@ -19,7 +19,12 @@ Does a policy's metasim success mean a LIBERO success? For each requested (task,
 
 Episodes are appended to `<out>/xcheck.jsonl` as they finish; a rerun into the same
 folder skips the ones held (resumable). Closed-loop runs in the reference are in
-`metasim.libero.xcheck_loop`.
+`metasim.libero.checks.xcheck_run`.
+
+A pair is metasim's episode k (init state k, seed `episode_seed(seed, k)`, the fixture
+poses drawn from that seed) and LIBERO started from metasim's reset of it: the same
+physics from the same start, not LIBERO's episode k under its harness's own seed, whose
+placement sampler puts the fixtures elsewhere in their regions.
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ class ClosedLoop:
         if spec.ensemble is not None:
             raise ValueError("closed-loop xcheck executes chunks; temporal ensembling is not run")
         self.task, self.spec = task, spec
-        self.compiled = compile_scene(task.scene)  # its fixtures move to LIBERO's placement
+        self.compiled = compile_scene(task.scene)
         self.mapping = init_state_map(task.problem, self.compiled)
         self.convert = converter_for(self.compiled, spec.actions)
         self.env = MetasimVectorEnv(
@@ -88,6 +88,12 @@ class ClosedLoop:
         self.policy = make_policy(spec.policy, ctx)
         self.env.add_views(self.policy.views)
         self.objects = goal_objects(task)
+
+    def reset_shadow(self, ep: MetasimEpisode) -> None:
+        """Reset the shadow env for `ep`: its reset draws the episode's fixture poses from
+        the episode's seed, the poses metasim's episode ran with (and that `run` puts
+        LIBERO's fixtures at); the state is synced from LIBERO's next."""
+        self.env.reset(options={"env_ids": [0], "seeds": [ep.seed], "episodes": [ep.init]})
 
     def _sync(self, qpos: np.ndarray, qvel: np.ndarray) -> dict[str, Any]:
         """Set the shadow env to the reference's state; its observation of it."""
@@ -122,11 +128,7 @@ class ClosedLoop:
         roots = info["fixtures"]
         ref.place_fixtures({roots[n]: p for n, p in ep.fixtures.items() if n in roots})
         start = ref.set_state(ep.qpos, ep.qvel)
-        model = self.compiled.model
-        for name, pose in ep.fixtures.items():
-            body = model.body(name).id
-            model.body_pos[body], model.body_quat[body] = pose[:3], pose[3:]
-        self.env.reset(options={"env_ids": [0], "seeds": [ep.seed], "episodes": [ep.init]})
+        self.reset_shadow(ep)
         obs = self._sync(start["qpos"], start["qvel"])
         start_body_pos = self.env.handler.kinematics().body_pos.copy()
         self.policy.reset(self.compiled.scene.task.instruction)

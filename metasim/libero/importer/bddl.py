@@ -10,8 +10,9 @@ A BDDL problem is one s-expression:
 
 Facts follow LIBERO's own reader (`libero/libero/envs/bddl_utils.py` with `bddl`'s
 tokenizer): everything is lower-cased and `;` starts a comment; a region's full name is
-`<target>_<region>`; a category listed twice keeps its last list. The instruction is
-always the `:language` text, never the file name.
+`<target>_<region>`; a category listed twice keeps its last list. `language` is the
+`:language` text (what LIBERO's env reports as `language_instruction`); LIBERO's harnesses
+tell a policy the sentence of the file name instead (`language.py`).
 """
 
 from __future__ import annotations
@@ -58,11 +59,6 @@ class BddlProblem:
     init: list[tuple[str, ...]]
     goal: GoalExpr
     scene_properties: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def instruction(self) -> str:
-        """What a policy is told: the `:language` words, as LIBERO reads them."""
-        return self.language
 
     def goal_atoms(self) -> list[tuple[str, ...]]:
         """Every atomic predicate of the goal, in order."""

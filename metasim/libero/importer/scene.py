@@ -25,6 +25,7 @@ import numpy as np
 from metasim.errors import MetasimInputError
 from metasim.libero.importer import assets, goals, paths, robot
 from metasim.libero.importer.bddl import BddlProblem, BddlRegion, parse_bddl
+from metasim.libero.importer.language import scene_name, task_instruction
 from metasim.scene.compile import ROBOT_PREFIX
 from metasim.scene.mjcf_fixtures import mjcf_lights
 from metasim.scene.schema import Scene
@@ -151,7 +152,10 @@ def load_task(ref: str) -> LiberoTask:
     index = paths.suite_tasks(suite).index(name)
     problem = parse_bddl(paths.bddl_file(suite, name))
     init_file = paths.init_states_file(suite, name)
-    scene = build_scene(problem, f"{suite}_{index}", suite_steps(suite), init_file)
+    instruction = task_instruction(suite, name, problem.language)
+    scene = build_scene(
+        problem, scene_name(suite, index), suite_steps(suite), init_file, instruction
+    )
     return LiberoTask(suite, name, index, problem, scene, paths.load_init_states(suite, name))
 
 
@@ -166,11 +170,16 @@ def init_states_spec(problem: BddlProblem, init_file: Path) -> dict[str, Any]:
 
 
 def build_scene(
-    problem: BddlProblem, name: str, max_steps: int = 400, init_file: Path | None = None
+    problem: BddlProblem,
+    name: str,
+    max_steps: int = 400,
+    init_file: Path | None = None,
+    instruction: str | None = None,
 ) -> Scene:
     """The typed scene of a BDDL problem (validated): episodes last `max_steps` policy
     steps after `SETTLE_STEPS` settle steps; with `init_file`, they start from LIBERO's
-    recorded init states (episode k from state k mod 50)."""
+    recorded init states (episode k from state k mod 50). The instruction defaults to the
+    BDDL `:language` text (`load_task` gives LIBERO's task's: see `language.py`)."""
     facts = ARENAS.get(problem.problem_name)
     if facts is None:
         raise MetasimInputError(
@@ -192,7 +201,7 @@ def build_scene(
     fixtures = [arena, *_fixtures(problem, facts), *_region_sites(problem, facts)]
     data = {
         "name": name,
-        "description": f"LIBERO {problem.problem_name}: {problem.instruction}",
+        "description": f"LIBERO {problem.problem_name}: {problem.language}",
         "robot": {
             "name": f"mjcf:{robot.robot_yaml(facts.mounted)}",
             "pos": facts.robot_pos,
@@ -238,7 +247,7 @@ def build_scene(
         # The arena's lights, declared as the scene's (the light axes act on them).
         "lights": mjcf_lights(root / facts.xml, ARENA_PREFIX),
         "task": {
-            "instruction": problem.instruction,
+            "instruction": instruction or problem.language,
             "success": goals.compile_goal(problem, name),
             "time_limit": (max_steps + SETTLE_STEPS) / CONTROL_HZ,
             "control_hz": CONTROL_HZ,

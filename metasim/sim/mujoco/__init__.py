@@ -2,6 +2,11 @@
 
 from metasim.sim import BACKENDS, Handler
 
+FIDELITY = (
+    "reference: native MuJoCo (float64); a scene's physics settings (e.g. Meta-World's "
+    "equality_jdotv: false) step as the benchmark's own MuJoCo version does"
+)
+
 
 @BACKENDS.register("mujoco")
 def load_handler() -> type[Handler]:

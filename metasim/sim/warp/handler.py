@@ -1,33 +1,71 @@
 """MuJoCo Warp backend handler: `num_envs` worlds of one `mujoco_warp.Data`, stepped by
 MuJoCo Warp's kernels on a Warp device (the CPU, or CUDA when Warp sees a GPU).
 
-The physics runs in MuJoCo Warp (float32). The handler API around it is the native
-backend's: the host keeps each env's flat `mjSTATE_INTEGRATION` row (read back from the
-device after every control step) and computes the observables (kinematics, site
-Jacobians) and camera images from it with native MuJoCo, so what the env reads is
-derived exactly as on the native backend. Mocap targets (`set_mocap`) go into the
-host rows and, at once, into every world's mocap arrays on the device. Per-env model
-edits are not supported yet.
+Device-resident: state, controls, the controller and the quantities the env reads live
+on the device. A control step is `substeps` physics steps on the device (with
+`osc_pose`, robosuite's OSC as a Warp kernel between each substep's `step1` and `step2`,
+`metasim.sim.warp.osc`), then one pack kernel gathers what the host reads (each world's
+integration state, the body and site poses the last substep started from, the poses
+after the step, the end-effector Jacobian, MuJoCo Warp's overflow flags) into one (B, K)
+array, copied to the host once (a task that tests contacts adds one copy of the contact
+list). On CUDA the substeps replay one captured graph. No per-env MuJoCo call is made on
+the step path (tests/sim/test_warp_device.py fails if one is). Resets write states on
+the device.
+Per-env model edits (physics perturbations, LIBERO's per-episode fixture poses) become
+per-world model fields (MuJoCo Warp reads a model field with a leading world axis per
+world). Camera images are still rendered by MuJoCo's OpenGL renderer from the host copy
+of each env's state (`Handler.render`).
+
+MuJoCo Warp always applies MuJoCo >= 3.7's J̇v term to weld and connect rows; a scene
+with `physics.equality_jdotv: false` (Meta-World) runs with it: outcome agreement
+rather than trajectory parity (`metasim.sim.warp.FIDELITY`, which the run manifest
+records).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import mujoco
 import mujoco_warp as mjw
 import numpy as np
 import warp as wp
 
+from metasim.control.osc import OscPose
 from metasim.scene.compile import CompiledScene
-from metasim.sim.base import SimState, UnsupportedScene
+from metasim.sim.base import SimState, Substep, UnsupportedScene
 from metasim.sim.mujoco.handler import BackendHandler as NativeHandler
 from metasim.sim.mujoco.handler import legacy_aref_needed
 from metasim.sim.warp import batch
+from metasim.sim.warp.kernels import pack_poses, pack_rest, static_geom_poses
+from metasim.sim.warp.osc import DeviceOsc
 from metasim.sim.warp.support import pick_device, put_model
+
+# overflows that drop contacts or constraint rows (not the solver's iteration limit,
+# which native MuJoCo has too)
+_CAPACITY = int(
+    mjw.OverflowType.NEFC
+    | mjw.OverflowType.NJMAX_NNZ
+    | mjw.OverflowType.BROADPHASE
+    | mjw.OverflowType.NARROWPHASE
+    | mjw.OverflowType.CCD
+    | mjw.OverflowType.HFIELD
+    | mjw.OverflowType.NVMAX
+    | mjw.OverflowType.EPA_HORIZON
+)
+
+
+# model fields that place geoms on world-welded bodies (see _place_static_geoms)
+_STATIC_POSE_FIELDS = frozenset({"body_pos", "body_quat", "geom_pos", "geom_quat"})
 
 
 class BackendHandler(NativeHandler):
-    """Batched MuJoCo Warp envs. Options: `device` (a Warp device name, default CUDA if
-    present else "cpu"); `nthread` threads for the host-side kinematics (as natively)."""
+    """Batched MuJoCo Warp worlds. Options: `device` (a Warp device name, default CUDA if
+    present else "cpu"); `nconmax` contacts and `njmax` constraint rows per world (default:
+    16 and 8 times the scene's reference configuration's, at least 512 and 1,024; a
+    step that overflows either raises instead of dropping contacts); `nthread` is
+    accepted as every backend's is (the device parallelizes: 1); `graph` (default on) replays
+    each control step's substeps as one captured CUDA graph on a CUDA device."""
 
     def __init__(
         self,
@@ -35,33 +73,204 @@ class BackendHandler(NativeHandler):
         num_envs: int,
         device: str | None = None,
         nthread: int | None = None,
+        nconmax: int | None = None,
+        njmax: int | None = None,
+        graph: bool = True,
     ) -> None:
+        del nthread  # the device steps every world at once
         self.device = pick_device(device)
         model = compiled.model
-        if legacy_aref_needed(compiled):
-            raise UnsupportedScene(
-                f"scene {compiled.scene.name!r} sets physics.equality_jdotv: false, but "
-                "MuJoCo Warp always subtracts J̇v from connect and weld constraint rows "
-                "(as MuJoCo >= 3.7 does); run it on backend=mujoco or mjx"
-            )
+        # True: the scene asks for weld rows without J̇v, which MuJoCo Warp keeps (see
+        # FIDELITY in metasim.sim.warp)
+        self.jdotv_differs = legacy_aref_needed(compiled)
+        ncon, nefc = _reference_sizes(model)
+        self.nconmax = int(nconmax or max(512, 16 * ncon))
+        self.njmax = int(njmax or max(1024, 8 * nefc))
         with wp.ScopedDevice(self.device):
             self._wm = put_model(model, compiled.scene.name)
-            self._wd = mjw.put_data(model, mujoco.MjData(model), nworld=num_envs)
+            self._wd = mjw.put_data(
+                model,
+                mujoco.MjData(model),
+                nworld=num_envs,
+                nconmax=self.nconmax,
+                njmax=self.njmax,
+            )
         self._nstate = mujoco.mj_stateSize(model, batch.SPEC)
-        super().__init__(compiled, num_envs, nthread=nthread)  # resets every env
+        nb, ns, nv = model.nbody, model.nsite, model.nv
+        poses = 7 * nb + 12 * ns
+        self._at_step, self._at_kin = self._nstate, self._nstate + poses
+        self._at_jac = self._at_kin + poses
+        self._at_overflow = self._at_jac + 6 * nv
+        self._wstate = wp.zeros((num_envs, self._nstate), dtype=float, device=self.device)
+        self._pack = wp.zeros((num_envs, self._at_overflow + 1), dtype=float, device=self.device)
+        self._isdofancestor: Any = wp.array(
+            np.asarray(self._wm.body_isdofancestor.numpy())[:, :nv].copy(),
+            dtype=int,
+            device=self.device,
+        )
+        self._oscs: dict[int, tuple[OscPose, DeviceOsc]] = {}
+        # On CUDA, each control step's substeps (and the controller) replay one captured
+        # graph per kind of step (with or without osc_pose); remade after a model edit
+        self.graph = graph and self.device.startswith("cuda")
+        self._graphs: dict[bool, Any] = {}
+        self.singular = np.zeros(num_envs, dtype=bool)  # OSC met a singular J M⁻¹ Jᵀ
+        super().__init__(compiled, num_envs, nthread=1)  # resets every env (on the device)
+
+    # ------------------------------------------------------------ stepping
+
+    def _upload_ctrl(self, ctrl: np.ndarray) -> None:
+        self._ctrl[:] = ctrl
+        self._wd.ctrl.assign(ctrl.astype(np.float32))
+
+    def _substeps(self, osc: tuple[OscPose, DeviceOsc] | None) -> None:
+        m, d = self._wm, self._wd
+        for k in range(self.substeps):
+            if osc is None:
+                mjw.step(m, d)
+                continue
+            mjw.step1(m, d)
+            osc[1].substep(k, d)
+            mjw.step2(m, d)
+
+    def _control_step(self, osc: tuple[OscPose, DeviceOsc] | None) -> None:
+        """The substeps of one control step: replayed from a CUDA graph when enabled."""
+        if not self.graph:
+            self._substeps(osc)
+            return
+        key = osc is not None
+        graph = self._graphs.get(key)
+        if graph is None:
+            with wp.ScopedCapture(device=self.device, force_module_load=True) as capture:
+                self._substeps(osc)
+            graph = self._graphs[key] = capture.graph
+        wp.capture_launch(graph)
 
     def _step(self, ctrl: np.ndarray) -> None:
-        self._ctrl[:] = ctrl
         with wp.ScopedDevice(self.device):
-            self._wd.ctrl.assign(ctrl.astype(np.float32))
-            for _ in range(self.substeps):
-                mjw.step(self._wm, self._wd)
-            self._state[:] = batch.read_state(self._wm, self._wd, self._nstate, self.num_envs)
-        self._run(self._load, range(self.num_envs))  # host kinematics from the new rows
+            self._upload_ctrl(ctrl)
+            self._control_step(None)
+            self._read_back(None)
+
+    def _step_with(self, ctrl: np.ndarray, substep: Substep) -> None:
+        if not isinstance(substep, OscPose):
+            raise UnsupportedScene(
+                "the warp backend runs controllers on the device: it knows osc_pose; a "
+                f"host controller ({type(substep).__name__}) every substep needs "
+                "backend=mujoco"
+            )
+        with wp.ScopedDevice(self.device):
+            osc = self._device_osc(substep)
+            self._upload_ctrl(ctrl)
+            osc[1].upload(substep)
+            self._control_step(osc)
+            self.singular |= osc[1].download(substep)
+            self._read_back(None)
+
+    def _device_osc(self, osc: OscPose) -> tuple[OscPose, DeviceOsc]:
+        found = self._oscs.get(id(osc))
+        if found is None or found[0] is not osc:
+            elem = np.asarray(self._wm.M_elemid)
+            found = (osc, DeviceOsc(self.model, osc, elem, self.device))
+            self._oscs = {id(osc): found}
+            self._graphs.pop(True, None)  # captured with the previous controller's arrays
+        return found
+
+    def _read_back(self, env_ids: np.ndarray | None) -> None:
+        """Pack and copy what the host reads, once for all worlds, into the host buffers
+        (of `env_ids` only, after a reset; then the step poses are the state's own)."""
+        m, d, b = self.model, self._wd, self.num_envs
+        nb, ns = m.nbody, m.nsite
+        if env_ids is None:  # the poses the last substep started from, before kinematics
+            wp.launch(
+                pack_poses,
+                dim=b,
+                inputs=[nb, ns, self._at_step, d.xpos, d.xquat, d.site_xpos, d.site_xmat],
+                outputs=[self._pack],
+            )
+        mjw.kinematics(self._wm, d)
+        mjw.com_pos(self._wm, d)
+        wp.launch(
+            pack_poses,
+            dim=b,
+            inputs=[nb, ns, self._at_kin, d.xpos, d.xquat, d.site_xpos, d.site_xmat],
+            outputs=[self._pack],
+        )
+        mjw.get_state(self._wm, d, self._wstate, int(batch.SPEC))
+        site = self.compiled.index.ee_site
+        body = int(m.site_bodyid[site])
+        wp.launch(
+            pack_rest,
+            dim=b,
+            inputs=[
+                self._nstate,
+                m.nv,
+                site,
+                body,
+                int(m.body_rootid[body]),
+                self._at_jac,
+                self._at_overflow,
+                self._isdofancestor,
+                self._wstate,
+                d.site_xpos,
+                d.subtree_com,
+                d.cdof,
+                d.overflow,
+            ],
+            outputs=[self._pack],
+        )
+        host = self._pack.numpy().astype(np.float64)  # the one copy to the host
+        rows = slice(None) if env_ids is None else env_ids
+        self._state[rows] = host[rows, : self._nstate]
+        kin = self._unpack(host[rows], self._at_kin)
+        step = kin if env_ids is not None else self._unpack(host, self._at_step)
+        self._qpos[rows] = self._state[rows, self._layout["qpos"]]
+        self._qvel[rows] = self._state[rows, self._layout["qvel"]]
+        for dst, src in zip(self._batch_buffers[2:], kin, strict=True):
+            dst[rows] = src
+        for dst, src in zip(self._step_poses, step, strict=True):
+            dst[rows] = src
+        jac = host[rows, self._at_jac : self._at_overflow].reshape(-1, 6, m.nv)
+        self._jac[site][rows] = jac
+        flags = int(np.bitwise_or.reduce(host[rows, self._at_overflow].astype(np.int64)))
+        if flags & _CAPACITY:
+            raise RuntimeError(
+                f"MuJoCo Warp ran out of room on scene {self.compiled.scene.name!r} "
+                f"({mjw.OverflowType(flags & _CAPACITY)!r}: contacts or constraint rows "
+                "were dropped, so the physics is not MuJoCo's); launch the warp backend "
+                f"with a larger nconmax (now {self.nconmax}) or njmax (now {self.njmax})"
+            )
+        if self.track_contacts:
+            self._read_contacts()
+
+    def _unpack(self, host: np.ndarray, at: int) -> tuple[np.ndarray, ...]:
+        m, n = self.model, host.shape[0]
+        nb, ns = m.nbody, m.nsite
+        sizes = ((nb, 3), (nb, 4), (ns, 3), (ns, 9))
+        out = []
+        for count, width in sizes:
+            out.append(host[:, at : at + count * width].reshape(n, count, width))
+            at += count * width
+        return tuple(out)
+
+    def _read_contacts(self) -> None:
+        """Each world's active contacts (geom pairs) of the last collision pass."""
+        d = self._wd
+        count = int(d.nacon.numpy()[0])
+        if count > d.naconmax:
+            raise RuntimeError(
+                f"MuJoCo Warp ran out of contacts ({count} > naconmax={d.naconmax}); "
+                "launch the warp backend with a larger nconmax (backend option)"
+            )
+        geom = d.contact.geom.numpy()[:count].astype(np.int64)
+        world = d.contact.worldid.numpy()[:count]
+        order = np.argsort(world, kind="stable")
+        bounds = np.searchsorted(world[order], np.arange(self.num_envs + 1))
+        pairs = geom[order]
+        self._contacts = [pairs[bounds[i] : bounds[i + 1]] for i in range(self.num_envs)]
 
     def _set_mocap(self, ids: np.ndarray, pos: np.ndarray, quat: np.ndarray | None) -> None:
-        """Write the targets into the host rows (as natively), then every world's mocap
-        arrays on the device (float32) from those rows."""
+        """Write the targets into the host rows, then every world's mocap arrays on the
+        device from those rows (one copy each)."""
         super()._set_mocap(ids, pos, quat)
         b, n, lay = self.num_envs, self.model.nmocap, self._layout
         with wp.ScopedDevice(self.device):
@@ -71,23 +280,106 @@ class BackendHandler(NativeHandler):
                 rows = self._state[:, lay["mocap_quat"]].reshape(b, n, 4)
                 self._wd.mocap_quat.assign(rows.astype(np.float32))
 
+    # ------------------------------------------------------------ state
+
     def _reset(self, env_ids: np.ndarray, state: SimState) -> None:
-        super()._reset(env_ids, state)  # host rows and kinematics
-        if not hasattr(self, "_wd"):
-            return
+        rows = np.tile(self._blank, (len(env_ids), 1))
+        for name, cols in self._layout.items():
+            rows[:, cols] = np.asarray(getattr(state, name)).reshape(len(env_ids), -1)
+        full = self._state.copy()
+        full[env_ids] = rows
+        self._ctrl[env_ids] = state.ctrl
         active = np.zeros(self.num_envs, dtype=bool)
         active[env_ids] = True
+        self.singular[env_ids] = False
         with wp.ScopedDevice(self.device):
-            batch.write_state(self._wm, self._wd, self._state, active)
-        # the device holds float32: keep the host rows equal to what it simulates
+            batch.write_state(self._wm, self._wd, full, active)
+            self._read_back(np.asarray(env_ids))  # the device holds float32: read it back
+        if self.track_contacts:  # contacts of the reset state itself, as natively
+            self._contacts_at_reset(env_ids)
+
+    def _contacts_at_reset(self, env_ids: np.ndarray) -> None:
+        """After a reset the native backend reports the contacts of the loaded state;
+        here one collision pass on the device gives them (all worlds; kept for env_ids)."""
+        keep = list(self._contacts)
         with wp.ScopedDevice(self.device):
-            self._state[:] = batch.read_state(self._wm, self._wd, self._nstate, self.num_envs)
-        self._run(self._load, [int(i) for i in env_ids])
+            mjw.fwd_position(self._wm, self._wd)
+            self._read_contacts()
+        fresh, reset = self._contacts, set(env_ids.tolist())
+        self._contacts = [fresh[i] if i in reset else keep[i] for i in range(len(keep))]
+
+    def site_jacobian(self, site: int) -> np.ndarray:
+        if site in self._jac:
+            return self._jac[site]
+        return super().site_jacobian(site)  # other sites: from the host rows (off the step)
+
+    # ------------------------------------------------------------ model edits
 
     def _apply(self, field: str, index: int, values: np.ndarray) -> None:
-        # UnsupportedScene (a ValueError): the evaluation runner reports it as bad input
-        # (a task whose episodes carry model rows, e.g. Meta-World's goal sites).
-        raise UnsupportedScene(
-            f"the warp backend does not apply per-env model edits yet (asked for {field!r}); "
-            "run physics perturbations on backend=mujoco or mjx"
+        """One model field per world on the device (and on the host models used for
+        rendering). The field must be one MuJoCo Warp reads per world."""
+        target = self._wm.opt if field == "gravity" else self._wm
+        name = "gravity" if field == "gravity" else field
+        current = getattr(target, name, None)
+        if not isinstance(current, wp.array) or not _per_world(name):
+            raise UnsupportedScene(
+                f"the warp backend cannot vary {field!r} per env (MuJoCo Warp reads it once "
+                "for every world); run this perturbation on backend=mujoco or mjx"
+            )
+        host = np.asarray(current.numpy())
+        if host.shape[0] != self.num_envs:
+            host = np.repeat(host[:1], self.num_envs, axis=0)
+        if field == "gravity":
+            host[:] = values.reshape(host.shape)
+        else:
+            host[:, index] = values.reshape(host[:, index].shape)
+        with wp.ScopedDevice(self.device):
+            setattr(target, name, wp.array(host, dtype=current.dtype, device=self.device))
+            if field in _STATIC_POSE_FIELDS:
+                self._place_static_geoms()
+        self._graphs.clear()  # they hold the replaced array
+        super()._apply(field, index, values)  # the host copies the renderer reads
+
+    def _place_static_geoms(self) -> None:
+        """Recompute the world poses of geoms on world-welded bodies in every world (MuJoCo
+        Warp sets them once in put_data and never again, see kernels.static_geom_poses)."""
+        wm, d = self._wm, self._wd
+        wp.launch(
+            static_geom_poses,
+            dim=(self.num_envs, self.model.ngeom),
+            inputs=[
+                wm.body_parentid,
+                wm.body_rootid,
+                wm.body_weldid,
+                wm.body_mocapid,
+                wm.body_pos,
+                wm.body_quat,
+                wm.geom_bodyid,
+                wm.geom_pos,
+                wm.geom_quat,
+            ],
+            outputs=[d.geom_xpos, d.geom_xmat],
         )
+
+    def close(self) -> None:
+        self._oscs.clear()
+        super().close()
+
+
+def _per_world(name: str) -> bool:
+    """Whether MuJoCo Warp's model field `name` takes a leading world axis ("*")."""
+    from mujoco_warp._src import types
+
+    hints = types.Option if name == "gravity" else types.Model
+    shape: Any = getattr(hints.__annotations__.get(name), "shape", None)
+    return bool(shape) and shape[0] == "*"
+
+
+def _reference_sizes(model: mujoco.MjModel) -> tuple[int, int]:
+    """Contacts and constraint rows of the model's reference configuration (qpos0)."""
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    return int(data.ncon), int(data.nefc)
+
+
+__all__ = ["BackendHandler"]

@@ -1,0 +1,135 @@
+"""Trajectory parity of a backend against native MuJoCo on one task: the same episode
+(init state, fixture draw, controller start) in two vector envs, the same smooth random
+actions, and per control step the end-effector distance, each object's distance and
+whether the robot touches anything other than itself (in the native run).
+
+The criterion the GPU-physics work is held to (docs/support_matrix.md): the end effector
+within 0.1 mm until the robot's first contact, objects the robot has not touched within
+1 mm; where the runs part after a contact, the result says at which step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.scene.compile import CompiledScene
+
+EEF_BEFORE_CONTACT_M = 1e-4
+OBJECT_AT_REST_M = 1e-3
+
+
+def smooth_actions(low: np.ndarray, high: np.ndarray, steps: int, seed: int) -> np.ndarray:
+    """(steps, dim) low-pass filtered random actions inside [low, high] (the first zero
+    where zero is inside the bounds); the gripper (last) input of a 7-D osc_pose action
+    holds open then closed in blocks of 25 steps, as LIBERO's parity check drives it."""
+    rng = np.random.default_rng(seed)
+    dim = len(low)
+    raw = np.zeros((steps, dim))
+    for t in range(1, steps):
+        raw[t] = 0.8 * raw[t - 1] + 0.5 * rng.normal(size=dim)
+    mid, half = 0.5 * (high + low), 0.5 * (high - low)
+    out = np.clip(mid + half * np.clip(raw, -1.0, 1.0), low, high)
+    if dim == 7:
+        out[:, 6] = np.where((np.arange(steps) // 25) % 2 == 0, low[6], high[6])
+    return out
+
+
+@dataclass
+class BackendParity:
+    """Per control step (T,): `eef` distance (m); `objects[name]` distances (m);
+    `contact` whether the robot touched a non-robot geom in the native run; `touched[name]`
+    the first step the robot touched that object (-1: never)."""
+
+    backend: str
+    eef: np.ndarray
+    objects: dict[str, np.ndarray]
+    contact: np.ndarray
+    touched: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def first_contact(self) -> int:
+        """The first step (0-based) with a robot contact; T if none."""
+        hits = np.flatnonzero(self.contact)
+        return int(hits[0]) if len(hits) else len(self.contact)
+
+    def eef_before_contact(self) -> float:
+        n = self.first_contact
+        return float(self.eef[:n].max()) if n else 0.0
+
+    def object_at_rest(self) -> float:
+        """Worst object distance over the steps before the robot's first contact (after
+        it, an object may be pushed by the robot or by another object)."""
+        n = self.first_contact
+        return max((float(d[:n].max()) for d in self.objects.values() if n), default=0.0)
+
+    def parted_at(self, tol: float = EEF_BEFORE_CONTACT_M) -> int:
+        """First step where the end effectors are farther apart than `tol`; -1 if never."""
+        over = np.flatnonzero(self.eef > tol)
+        return int(over[0]) if len(over) else -1
+
+    def summary(self) -> dict[str, float | int | str]:
+        return {
+            "backend": self.backend,
+            "steps": len(self.eef),
+            "first_contact": self.first_contact,
+            "eef_before_contact_m": self.eef_before_contact(),
+            "objects_at_rest_m": self.object_at_rest(),
+            "eef_max_m": float(self.eef.max()),
+            "parted_at": self.parted_at(),
+        }
+
+
+def backend_parity(
+    compiled: CompiledScene,
+    backend: str,
+    episode: int,
+    steps: int = 100,
+    seed: int = 0,
+    **backend_options: Any,
+) -> BackendParity:
+    """Run episode `episode` (its init state and seed) of `compiled` on `backend` and on
+    native MuJoCo, one env each, for `steps` control steps of smooth random actions."""
+    envs = [
+        MetasimVectorEnv(compiled, num_envs=1, backend=name, seed=seed, autoreset=False, **opts)
+        for name, opts in ((backend, backend_options), ("mujoco", {}))
+    ]
+    try:
+        test, ref = envs
+        ref.handler.track_contacts = True
+        for env in envs:
+            env.reset(options={"env_ids": [0], "seeds": [episode], "episodes": [episode]})
+        low, high = ref.controller.bounds()
+        actions = smooth_actions(low, high, steps, seed=1000 * seed + episode)
+        m, idx = compiled.model, compiled.index
+        robot_root = int(m.body_rootid[idx.hand_body])
+        geom_robot = m.body_rootid[m.geom_bodyid] == robot_root
+        obj_geoms = {
+            name: np.flatnonzero(m.geom_bodyid == body)
+            for name, body in zip(idx.object_names, idx.object_body, strict=True)
+        }
+        eef = np.zeros(steps)
+        objects = {name: np.zeros(steps) for name in idx.object_names}
+        contact = np.zeros(steps, dtype=bool)
+        touched = dict.fromkeys(idx.object_names, -1)
+        for t in range(steps):
+            for env in envs:
+                env.step(actions[t][None])
+            a, b = test.handler.kinematics(), ref.handler.kinematics()
+            eef[t] = np.linalg.norm(a.site_pos[0, idx.ee_site] - b.site_pos[0, idx.ee_site])
+            for name, body in zip(idx.object_names, idx.object_body, strict=True):
+                objects[name][t] = np.linalg.norm(a.body_pos[0, body] - b.body_pos[0, body])
+            pairs = ref.handler.contacts()[0]
+            robot_side = geom_robot[pairs]
+            mixed = pairs[robot_side[:, 0] != robot_side[:, 1]]
+            contact[t] = len(mixed) > 0
+            for name, geoms in obj_geoms.items():
+                if touched[name] < 0 and np.isin(mixed, geoms).any():
+                    touched[name] = t
+        return BackendParity(backend, eef, objects, contact, touched)
+    finally:
+        for env in envs:
+            env.close()

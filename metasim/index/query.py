@@ -1,0 +1,123 @@
+"""SQL over every run under a root: DuckDB views `runs` and `episodes`, read only.
+
+`runs` holds one row per run folder (`rows.COLUMNS`, with the whole manifest as JSON in
+`manifest`, so `manifest->>'$.config.policy.path'` reaches any field); `episodes` is
+every run's episodes.parquet in one view, with the run's folder (`run`) in front of the
+parquet's own columns (matched by name; a column one run lacks is NULL there).
+
+The database lives in memory: the parquet files are read into it, then DuckDB's access
+to files is switched off and the configuration locked, so a query can neither read nor
+write any file (no `COPY ... TO` into a run folder, no ATTACH), and spilled data go to a
+private temporary folder. No run folder is locked or written: episodes.duckdb is never
+opened.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+from metasim.errors import MetasimInputError, one_line
+from metasim.index.rows import COLUMNS, describe
+from metasim.index.scan import RunEntry, find_runs
+
+FETCH = 10_000  # rows fetched at a time while writing CSV
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _create_runs(con: Any, rows: list[dict[str, Any]]) -> None:
+    cols = ", ".join(f"{name} {kind}" for name, kind in COLUMNS.items())
+    con.execute(f"CREATE TABLE _runs ({cols})")
+    if rows:
+        marks = ", ".join("?" for _ in COLUMNS)
+        con.executemany(f"INSERT INTO _runs VALUES ({marks})", [list(r.values()) for r in rows])
+    con.execute("CREATE VIEW runs AS SELECT * FROM _runs")
+
+
+def _create_episodes(con: Any, entries: list[RunEntry]) -> None:
+    """Load every readable episodes.parquet (a damaged one is left out: its run's
+    status says why)."""
+    files = [e for e in entries if e.episodes_done is not None]
+    if files:
+        listed = ", ".join(_quote(str(e.parquet)) for e in files)
+        con.execute(
+            "CREATE TABLE _files AS SELECT * FROM (VALUES "
+            + ", ".join(f"({_quote(str(e.parquet))}, {_quote(e.run)})" for e in files)
+            + ") t(file, run)"
+        )
+        con.execute(
+            "CREATE TABLE _episodes AS SELECT f.run, p.* EXCLUDE (filename) FROM "
+            f"read_parquet([{listed}], union_by_name = true, filename = true) p "
+            "JOIN _files f ON p.filename = f.file"
+        )
+    else:
+        con.execute(
+            "CREATE TABLE _episodes (run VARCHAR, task VARCHAR, cell VARCHAR, episode BIGINT, "
+            "seed BIGINT, success BOOLEAN, progress DOUBLE, steps BIGINT, wall_time_s DOUBLE, "
+            "error VARCHAR, factors VARCHAR)"
+        )
+    con.execute("CREATE VIEW episodes AS SELECT * FROM _episodes")
+
+
+@contextmanager
+def open_index(root: str | Path) -> Iterator[tuple[Any, list[RunEntry]]]:
+    """A DuckDB connection with the views `runs` and `episodes` over the runs under
+    `root`, no longer able to touch files (module doc), and the runs found."""
+    import duckdb
+
+    entries = find_runs(root)
+    with tempfile.TemporaryDirectory(prefix="metasim-runs-") as tmp:
+        con = duckdb.connect(":memory:", config={"temp_directory": tmp})
+        try:
+            _create_runs(con, [describe(e) for e in entries])
+            try:
+                _create_episodes(con, entries)
+            except duckdb.Error as exc:
+                raise MetasimInputError(
+                    str(root), [f"cannot read the runs' episodes.parquet ({one_line(str(exc))})"]
+                ) from None
+            con.execute("SET enable_external_access = false")
+            con.execute("SET lock_configuration = true")
+            yield con, entries
+        finally:
+            con.close()
+
+
+def run_sql(root: str | Path, sql: str, out: IO[str]) -> int:
+    """Run `sql` over the runs under `root`, writing the result as CSV (header first) to
+    `out`; return the number of rows. Bad SQL is an input error naming --sql."""
+    import duckdb
+
+    with open_index(root) as (con, _):
+        try:
+            cur = con.execute(sql)
+        except duckdb.Error as exc:
+            raise MetasimInputError("--sql", [one_line(str(exc))], _HINT) from None
+        if cur.description is None:
+            raise MetasimInputError("--sql", ["the statement returns no rows"], _HINT)
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow([d[0] for d in cur.description])
+        count = 0
+        while batch := cur.fetchmany(FETCH):
+            writer.writerows([_cell(v) for v in row] for row in batch)
+            count += len(batch)
+        return count
+
+
+_HINT = "Views: runs (one row per run folder) and episodes (every run's episodes.parquet)"
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, list | dict):
+        return json.dumps(value, default=str)
+    return value
