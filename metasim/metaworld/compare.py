@@ -158,16 +158,22 @@ def package_outcomes(ref: Any, task: TaskRef, episodes: int, seed: int = 0) -> l
 
 
 def run_metasim(
-    tasks: list[TaskRef], episodes: int, out: Path, num_envs: int = 10, seed: int = 0
+    tasks: list[TaskRef],
+    episodes: int,
+    out: Path,
+    num_envs: int = 10,
+    seed: int = 0,
+    backend: str = "mujoco",
 ) -> Path:
-    """`metasim eval` of `policy=metaworld_expert` on `tasks` into run folder `out`."""
+    """`metasim eval` of `policy=metaworld_expert` on `tasks` on `backend` into `out`."""
     from metasim.evaluate.config import compose
     from metasim.evaluate.runner import run_eval
 
     refs = ",".join(t.ref for t in tasks)
     cfg = compose(
         [f"suite={DEFAULT_SUITE}", f"suite.tasks=[{refs}]", "policy=metaworld_expert",
-         f"episodes={episodes}", f"num_envs={num_envs}", f"seed={seed}", f"out={out}"]
+         f"episodes={episodes}", f"num_envs={num_envs}", f"seed={seed}", f"out={out}",
+         f"backend={backend}"]
     )  # fmt: skip
     run_eval(cfg)
     return out
@@ -303,6 +309,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--run", metavar="DIR", help="read metasim's episodes from this eval run")
     p.add_argument("--out", type=OUT_DIR, metavar="DIR", help="run folder for the eval run here")
     p.add_argument("--num-envs", type=NUM_ENVS, default=10, help="batched envs of the eval run")
+    p.add_argument(
+        "--backend",
+        default="mujoco",
+        help="backend of the eval run (mujoco|mjx|warp; the run manifest states its fidelity)",
+    )
     p.add_argument("--json", action="store_true", help="print the rows and totals as JSON")
     p.add_argument(
         "--package",
@@ -321,6 +332,8 @@ def run(args: argparse.Namespace) -> int:
         raise MetasimInputError("--episodes", [f"{args.episodes}: expected 1..50 (variations)"])
     if args.run and args.out:
         raise MetasimInputError("metaworld-compare", ["give --run or --out, not both"])
+    if args.run and args.backend != "mujoco":
+        raise MetasimInputError("--backend", ["a --run's backend is the run's own; omit it"])
     cache = check_out_file(args.package, "--package", PACKAGE_FILE) if args.package else None
     if args.run:
         tasks, outcomes = run_outcomes(Path(args.run))
@@ -329,7 +342,8 @@ def run(args: argparse.Namespace) -> int:
         tasks = select(suite_tasks(args.suite), args.tasks)
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         out = Path(args.out or f"runs/metaworld-compare-{stamp}")
-        _, outcomes = run_outcomes(run_metasim(tasks, args.episodes, out, args.num_envs))
+        run_dir = run_metasim(tasks, args.episodes, out, args.num_envs, backend=args.backend)
+        _, outcomes = run_outcomes(run_dir)
     try:
         with MetaWorldRef() as ref:
             package = package_table(ref, tasks, args.episodes, cache)

@@ -35,6 +35,7 @@ import mujoco
 import numpy as np
 
 from metasim.control.osc import OscIndex, OscPose, arm_at
+from metasim.evaluate.backend_parity import smooth_actions as parity_smooth_actions
 from metasim.libero.checks.contacts import object_touched, robot_hit, spread_touch
 from metasim.libero.checks.frames import CAMERA, SIZE, psnr, render_first_frame, upright
 from metasim.libero.importer import paths
@@ -55,14 +56,10 @@ PSNR_TARGET_DB = 30.0
 
 def smooth_actions(steps: int, seed: int = 0) -> np.ndarray:
     """(steps, 7) low-pass filtered random osc_pose actions in [-1, 1] (the first is zero);
-    the gripper input is -1 (open) for 25 steps, then +1 (close) for 25, and so on."""
-    rng = np.random.default_rng(seed)
-    raw = np.zeros((steps, 7))
-    for t in range(1, steps):
-        raw[t] = 0.8 * raw[t - 1] + 0.5 * rng.normal(size=7)
-    out = np.clip(raw, -1.0, 1.0)
-    out[:, 6] = np.where((np.arange(steps) // 25) % 2 == 0, -1.0, 1.0)
-    return out
+    the gripper input is -1 (open) for 25 steps, then +1 (close) for 25, and so on (the
+    backend parity check's actions on osc_pose's box)."""
+    box = np.ones(7)
+    return parity_smooth_actions(-box, box, steps, seed)
 
 
 @dataclass
