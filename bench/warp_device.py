@@ -13,7 +13,7 @@ travel as compiled models:
 `run` steps each scene's worlds from its recorded init states (repeated over the
 worlds) as the warp backend does: per control step, `substeps` physics steps; for an
 `osc_pose` arm (LIBERO) each physics step is step1, the OSC kernel holding the pose
-(`metasim.sim.warp.osc`), step2; on CUDA the control step is one captured graph. It
+(`metasim.control.osc_warp`), step2; on CUDA the control step is one captured graph. It
 prints one JSON line per scene and world count: physics steps/s, compile seconds, and
 control steps/s (state only: no images, no policy).
 """
@@ -86,7 +86,6 @@ def run(folder: Path, worlds: list[int], steps: int, device: str | None) -> None
     import warp as wp
 
     from metasim.control.osc import OscIndex, OscPose, arm_at
-    from metasim.sim.warp.osc import DeviceOsc
 
     wp.config.log_level = wp.LOG_WARNING
     wp.init()
@@ -132,8 +131,8 @@ def run(folder: Path, worlds: list[int], steps: int, device: str | None) -> None
                         type(start)(**{k: v[pick] for k, v in vars(start).items()}),
                         stale=False,
                     )
-                    device_osc = DeviceOsc(m, osc, np.asarray(wm.M_elemid), dev)
-                    device_osc.upload(osc)
+                    device_osc = osc.on_device("warp", m, wm, dev)
+                    device_osc.upload()
 
                 _control_step(wm, wd, meta["substeps"], device_osc)  # compiles
                 graph = None

@@ -120,7 +120,9 @@ def pair_runs(a: Run, b: Run, unpaired_ok: bool = False) -> Pairing:
     Runs of different seeds (accepted with `unpaired_ok`) are compared unpaired; runs
     of the same seed whose episodes match nowhere are refused."""
     check_comparable([a, b], unpaired_ok)
-    tasks = _tasks(a)
+    # the tasks as the episodes name them (scene names: `libero_spatial_1` for the
+    # suite's `libero:libero_spatial/1`); the config's references serve `mismatches`
+    tasks = a.tasks or _tasks(a)
     if a.config.get("seed") != b.config.get("seed"):
         return Pairing(a, b, tasks, False, {}, 0)
     b_by_key = {key(e): e for e in b.episodes}

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -349,6 +350,16 @@ class OscPose:
         data.ctrl[:] = self.ctrl(arm, out, rows)[0]
 
     __call__ = substep  # the handler's per-env Substep
+
+    def on_device(self, backend: str, model: mujoco.MjModel, device_model: Any, device: str) -> Any:
+        """This controller's device side for `backend` (a `DeviceController`,
+        `metasim.sim.base`): the warp backend runs it as a Warp kernel every substep
+        (`metasim.control.osc_warp`); None for a backend it has no kernel for."""
+        if backend != "warp":
+            return None
+        from metasim.control.osc_warp import DeviceOsc
+
+        return DeviceOsc(model, self, np.asarray(device_model.M_elemid), device)
 
     def batch(
         self, k: int, models: Sequence[mujoco.MjModel], datas: Sequence[mujoco.MjData]

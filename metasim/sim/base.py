@@ -10,6 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
+from typing import Any, Protocol
 
 import mujoco
 import numpy as np
@@ -85,6 +86,22 @@ class ModelEdit:
 # also has `batch(k, models, datas)` (every env's model and data after mj_step1) can be
 # run for all envs at once: a backend may then step the envs substep by substep together.
 Substep = Callable[[int, int, mujoco.MjModel, mujoco.MjData], None]
+
+
+class DeviceController(Protocol):
+    """A controller's device side, for a backend that keeps the physics on a device (warp):
+    `upload` its per-env state before a control step, `substep(k, data)` after each
+    physics substep's first half (the backend's Data: kinematics, inertia and bias
+    computed) to write that substep's ctrl on the device, `download` the state the
+    substeps changed after the last one (returns per-env flags (B,) bool of a numerical
+    fault, e.g. a singular matrix). A host `Substep` that can run on a device has
+    `on_device(backend, model, device_model, device) -> DeviceController | None`."""
+
+    def upload(self) -> None: ...
+
+    def substep(self, k: int, data: Any) -> None: ...
+
+    def download(self) -> np.ndarray: ...
 
 
 def geom_contacts(data: mujoco.MjData) -> np.ndarray:

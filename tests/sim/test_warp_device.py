@@ -1,6 +1,7 @@
-"""The device-resident warp backend on LIBERO: robosuite's OSC as a Warp kernel against the
-numpy OSC (`metasim.control.osc`) substep by substep, a step path without per-env host
-MuJoCo calls, per-world model edits, and trajectory parity with native MuJoCo.
+"""The device-resident warp backend on LIBERO: robosuite's OSC as a Warp kernel
+(`metasim.control.osc_warp`) against the numpy OSC (`metasim.control.osc`) substep by
+substep, a step path without per-env host MuJoCo calls, per-world model edits, and
+trajectory parity with native MuJoCo.
 
 Runs on Warp's CPU device (kernels compiled by LLVM on first use, then cached under
 ~/.cache/warp). The full sweep of random (task, init, seed) parity runs is behind
@@ -34,7 +35,6 @@ from metasim.scene.compile import CompiledScene, compile_scene
 from metasim.sim import ModelEdit, get_backend
 from metasim.sim.mujoco.handler import SPEC
 from metasim.sim.warp import batch
-from metasim.sim.warp.osc import DeviceOsc
 from metasim.tasks.task import TaskRuntime
 
 pytestmark = pytest.mark.slow
@@ -92,18 +92,18 @@ def test_osc_kernel_torques_match_numpy_every_substep(ref: str) -> None:
             comp[:] = getattr(state, name)[i]
     wm = mjw.put_model(m)
     wd = mjw.put_data(m, mujoco.MjData(m), nworld=b, nconmax=512, njmax=1024)
-    device = DeviceOsc(m, osc, np.asarray(wm.M_elemid), "cpu")
     kernel_osc = copy.deepcopy(osc)
+    device = kernel_osc.on_device("warp", m, wm, "cpu")
     rows = np.zeros((b, nstate))
     worst, moved = 0.0, 0.0
     for k in range(compiled.substeps):
         for i, d in enumerate(native):
             mujoco.mj_getState(m, d, rows[i], SPEC)
         batch.write_state(wm, wd, rows, np.ones(b, dtype=bool))
-        device.upload(kernel_osc)
+        device.upload()
         mjw.step1(wm, wd)
         device.substep(k, wd)
-        assert not device.download(kernel_osc).any()
+        assert not device.download().any()
         for d in native:
             mujoco.mj_step1(m, d)
         osc.batch(k, [m] * b, native)

@@ -3,8 +3,9 @@ MuJoCo Warp's kernels on a Warp device (the CPU, or CUDA when Warp sees a GPU).
 
 Device-resident: state, controls, the controller and the quantities the env reads live
 on the device. A control step is `substeps` physics steps on the device (with
-`osc_pose`, robosuite's OSC as a Warp kernel between each substep's `step1` and `step2`,
-`metasim.sim.warp.osc`), then one pack kernel gathers what the host reads (each world's
+`osc_pose`, robosuite's OSC as a Warp kernel between each substep's `step1` and `step2`:
+`metasim.control.osc_warp`, reached through the controller's `on_device`), then one pack
+kernel gathers what the host reads (each world's
 integration state, the body and site poses the last substep started from, the poses
 after the step, the end-effector Jacobian, MuJoCo Warp's overflow flags) into one (B, K)
 array, copied to the host once (a task that tests contacts adds one copy of the contact
@@ -31,14 +32,12 @@ import mujoco_warp as mjw
 import numpy as np
 import warp as wp
 
-from metasim.control.osc import OscPose
 from metasim.scene.compile import CompiledScene
-from metasim.sim.base import SimState, Substep, UnsupportedScene
+from metasim.sim.base import DeviceController, SimState, Substep, UnsupportedScene
 from metasim.sim.mujoco.handler import BackendHandler as NativeHandler
 from metasim.sim.mujoco.handler import legacy_aref_needed
 from metasim.sim.warp import batch
 from metasim.sim.warp.kernels import pack_poses, pack_rest, static_geom_poses
-from metasim.sim.warp.osc import DeviceOsc
 from metasim.sim.warp.support import pick_device, put_model
 
 # overflows that drop contacts or constraint rows (not the solver's iteration limit,
@@ -108,7 +107,7 @@ class BackendHandler(NativeHandler):
             dtype=int,
             device=self.device,
         )
-        self._oscs: dict[int, tuple[OscPose, DeviceOsc]] = {}
+        self._device_ctl: tuple[Substep, DeviceController] | None = None
         # On CUDA, each control step's substeps (and the controller) replay one captured
         # graph per kind of step (with or without osc_pose); remade after a model edit
         self.graph = graph and self.device.startswith("cuda")
@@ -122,26 +121,26 @@ class BackendHandler(NativeHandler):
         self._ctrl[:] = ctrl
         self._wd.ctrl.assign(ctrl.astype(np.float32))
 
-    def _substeps(self, osc: tuple[OscPose, DeviceOsc] | None) -> None:
+    def _substeps(self, ctl: DeviceController | None) -> None:
         m, d = self._wm, self._wd
         for k in range(self.substeps):
-            if osc is None:
+            if ctl is None:
                 mjw.step(m, d)
                 continue
             mjw.step1(m, d)
-            osc[1].substep(k, d)
+            ctl.substep(k, d)
             mjw.step2(m, d)
 
-    def _control_step(self, osc: tuple[OscPose, DeviceOsc] | None) -> None:
+    def _control_step(self, ctl: DeviceController | None) -> None:
         """The substeps of one control step: replayed from a CUDA graph when enabled."""
         if not self.graph:
-            self._substeps(osc)
+            self._substeps(ctl)
             return
-        key = osc is not None
+        key = ctl is not None
         graph = self._graphs.get(key)
         if graph is None:
             with wp.ScopedCapture(device=self.device, force_module_load=True) as capture:
-                self._substeps(osc)
+                self._substeps(ctl)
             graph = self._graphs[key] = capture.graph
         wp.capture_launch(graph)
 
@@ -152,28 +151,30 @@ class BackendHandler(NativeHandler):
             self._read_back(None)
 
     def _step_with(self, ctrl: np.ndarray, substep: Substep) -> None:
-        if not isinstance(substep, OscPose):
-            raise UnsupportedScene(
-                "the warp backend runs controllers on the device: it knows osc_pose; a "
-                f"host controller ({type(substep).__name__}) every substep needs "
-                "backend=mujoco"
-            )
         with wp.ScopedDevice(self.device):
-            osc = self._device_osc(substep)
+            ctl = self._device_controller(substep)
             self._upload_ctrl(ctrl)
-            osc[1].upload(substep)
-            self._control_step(osc)
-            self.singular |= osc[1].download(substep)
+            ctl.upload()
+            self._control_step(ctl)
+            self.singular |= ctl.download()
             self._read_back(None)
 
-    def _device_osc(self, osc: OscPose) -> tuple[OscPose, DeviceOsc]:
-        found = self._oscs.get(id(osc))
-        if found is None or found[0] is not osc:
-            elem = np.asarray(self._wm.M_elemid)
-            found = (osc, DeviceOsc(self.model, osc, elem, self.device))
-            self._oscs = {id(osc): found}
-            self._graphs.pop(True, None)  # captured with the previous controller's arrays
-        return found
+    def _device_controller(self, substep: Substep) -> DeviceController:
+        """The device side of the host controller `substep` (made on first use)."""
+        held = self._device_ctl
+        if held is not None and held[0] is substep:
+            return held[1]
+        make = getattr(substep, "on_device", None)
+        ctl = make("warp", self.model, self._wm, self.device) if make is not None else None
+        if ctl is None:
+            raise UnsupportedScene(
+                "the warp backend runs controllers on the device: "
+                f"{type(substep).__name__} has no device side (osc_pose has); a host "
+                "controller every substep needs backend=mujoco"
+            )
+        self._device_ctl = (substep, ctl)
+        self._graphs.pop(True, None)  # captured with the previous controller's arrays
+        return ctl
 
     def _read_back(self, env_ids: np.ndarray | None) -> None:
         """Pack and copy what the host reads, once for all worlds, into the host buffers
@@ -362,7 +363,7 @@ class BackendHandler(NativeHandler):
         )
 
     def close(self) -> None:
-        self._oscs.clear()
+        self._device_ctl = None
         super().close()
 
 

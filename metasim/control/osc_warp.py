@@ -1,7 +1,8 @@
-"""robosuite's OSC_POSE as a Warp kernel, run inside the control step of the warp backend:
-after `mujoco_warp.step1` of every physics substep (kinematics, the joint-space inertia
-and the bias forces computed on the device) and before `step2`, one thread per world
-computes that substep's arm torques and gripper ctrl. No host round trip per substep.
+"""robosuite's OSC_POSE on the warp backend's device (`OscPose.on_device`), run inside the
+control step: after `mujoco_warp.step1` of every physics substep (kinematics, the
+joint-space inertia and the bias forces computed on the device) and before `step2`, one
+thread per world computes that substep's arm torques and gripper ctrl. No host round
+trip per substep.
 
 The specification is `metasim.control.osc` (numpy, float64): the same goal update on the
 first substep of a control step (position delta, rotation-vector delta kept when all
@@ -17,7 +18,8 @@ from numpy's by 0.8 N m in one substep; in float64, 8e-3 N m). The inverses are
 Cholesky solves of the symmetric positive-definite matrices (M, J M⁻¹ Jᵀ); robosuite's
 pseudo-inverse differs
 from the inverse only for a singular J M⁻¹ Jᵀ (an arm at a kinematic singularity), which
-the kernel reports per world (`DeviceOsc.singular`) instead of silently differing.
+the kernel reports per world (`download`'s flags; the handler's `singular`) instead of
+silently differing.
 
 The host `OscPose` stays the controller's one state: each control step its per-env rows
 (the held action, goals, null-space target, gripper command, stale flag and start pose)
@@ -32,8 +34,7 @@ import mujoco
 import numpy as np
 import warp as wp
 
-from metasim.control.osc import OscPose
-from metasim.sim.warp.kernels import osc_substep
+from metasim.control.osc_kernels import osc_substep
 
 # Column layout of one world's controller row (float64), for n arm dofs and g gripper
 # actuators; `_layout` gives the offsets.
@@ -91,9 +92,12 @@ def _ancestors(model: mujoco.MjModel, body: int) -> set[int]:
 class DeviceOsc:
     """The device side of one `OscPose` (B worlds): its rows on the device, the model
     constants the kernel reads, and scratch. `upload` before a control step's substeps,
-    `substep(k, ...)` after each step1, `download` after the last."""
+    `substep(k, ...)` after each step1, `download` after the last (the handler's
+    `DeviceController` protocol, `metasim.sim.base`)."""
 
-    def __init__(self, model: mujoco.MjModel, osc: OscPose, mass_elem: np.ndarray, device: str):
+    def __init__(self, model: mujoco.MjModel, osc: Any, mass_elem: np.ndarray, device: str):
+        # osc: the OscPose that makes this (OscPose.on_device; not imported: a cycle)
+        self.osc = osc
         idx, cfg, b = osc.index, osc.config, osc.num_envs
         n, g = len(idx.arm_dof), len(idx.gripper_actuators)
         self.n, self.g, self.num_envs, self.device = n, g, b, device
@@ -151,8 +155,9 @@ class DeviceOsc:
         start, end = self.layout[name]
         return slice(start, end)
 
-    def upload(self, osc: OscPose) -> None:
+    def upload(self) -> None:
         """Copy the controller's per-env rows (float64) to the device."""
+        osc = self.osc
         h, b = self._host, self.num_envs
         c = self._cols
         h[:, c("pending")] = osc.pending
@@ -196,9 +201,10 @@ class DeviceOsc:
             device=self.device,
         )
 
-    def download(self, osc: OscPose) -> np.ndarray:
+    def download(self) -> np.ndarray:
         """Copy the rows the substeps change back into the controller; the per-env flag of a
         singular J M⁻¹ Jᵀ (or M) met during them (B,) bool."""
+        osc = self.osc
         h = self.row.numpy()
         c, b = self._cols, self.num_envs
         osc.goal_pos[:] = h[:, c("goal_pos")]
