@@ -15,6 +15,8 @@ from scipy import stats
 
 from metasim.cli.main import main
 from metasim.compare import compare_runs
+from metasim.evaluate.config import compose
+from metasim.evaluate.runner import run_eval
 from tests.compare.conftest import TASKS
 
 ENTRY_KEYS = {"a", "b", "diff", "diff_ci95", "mcnemar_p", "paired"}
@@ -153,3 +155,17 @@ def test_report_compare_carries_the_paired_section(runs, tmp_path: Path) -> None
     other = build_report(runs["expert"], runs["other_suite"], tmp_path / "o.html", videos=0)
     text = other.read_text()
     assert "Difference between the runs" in text and "config.suite.tasks differ" in text
+
+
+def test_runs_of_a_task_source_pair_by_scene_name(tmp_path: Path, capsys) -> None:
+    """A suite of task references (`libero:libero_object/2`) records its episodes under
+    the scene's name (`libero_object_2`): the runs still pair, episode by episode (they
+    matched nowhere before, and compare refused them)."""
+    pytest.importorskip("libero", reason="the libero extra is not installed")
+    common = ["suite=libero_object", "suite.tasks=[libero:libero_object/2]"]
+    common += ["policy=libero_expert", "episodes=2", "num_envs=2", "seed=0"]
+    for name in ("a", "b"):
+        run_eval(compose([*common, f"out={tmp_path / name}"]))
+    out = cli_json(capsys, str(tmp_path / "a"), str(tmp_path / "b"))
+    entry = out["tasks"]["libero_object_2"]
+    assert entry["paired"] is True and entry["a"]["n"] == entry["b"]["n"] == 2
