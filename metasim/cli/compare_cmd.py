@@ -16,6 +16,8 @@ SHOW_DISCORDANT = 10  # discordant episodes printed per comparison (all are in -
 
 
 def add_parser(verbs: Any) -> None:
+    from metasim.policies.base import add_allow_code
+
     cmp = verbs.add_parser(
         "compare", help="is run B better than run A? paired per-task and pooled differences"
     )
@@ -38,14 +40,7 @@ def add_parser(verbs: Any) -> None:
     cmp.add_argument(
         "--videos", type=bounded_int(0, 20), default=0, help="--html: discordant episodes to film"
     )
-    cmp.add_argument(
-        "--allow-code",
-        action="append",
-        default=[],
-        metavar="MODULE:NAME",
-        help="--videos: replay a run's policy even though it imports and runs this code "
-        "(named by the run folder's files; never run otherwise); repeat for each",
-    )
+    add_allow_code(cmp, "--videos: replay a run's policy")
     cmp.add_argument(
         "--reps", type=bounded_int(1, MAX_REPS), default=2000, help="bootstrap replicates"
     )

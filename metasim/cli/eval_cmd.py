@@ -10,6 +10,8 @@ from metasim.errors import MetasimInputError
 
 
 def add_parser(verbs: Any) -> None:
+    from metasim.policies.base import add_allow_code
+
     ev = verbs.add_parser("eval", help="evaluate a policy on a task suite (Hydra overrides)")
     ev.add_argument("overrides", nargs="*", help="e.g. suite=tabletop policy=scripted num_envs=8")
     ev.add_argument("--quiet", action="store_true", help="no progress bar or table")
@@ -18,14 +20,7 @@ def add_parser(verbs: Any) -> None:
         metavar="RUN_DIR",
         help="resume (or extend, with episodes=N) the run in RUN_DIR from its manifest",
     )
-    ev.add_argument(
-        "--allow-code",
-        action="append",
-        default=[],
-        metavar="MODULE:NAME",
-        help="--resume: build the manifest's policy even though it imports and runs this "
-        "code (named by the run folder's files; never run otherwise); repeat for each",
-    )
+    add_allow_code(ev, "--resume: build the manifest's policy")
 
 
 def run(args: argparse.Namespace) -> int:

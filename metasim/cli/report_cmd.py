@@ -12,6 +12,8 @@ from metasim.guards import bounded_int
 
 
 def add_parser(verbs: Any) -> None:
+    from metasim.policies.base import add_allow_code
+
     rep = verbs.add_parser("report", help="write a self-contained report.html for a run folder")
     rep.add_argument("run_dir", help="a run folder of `metasim eval` (holds summary.json)")
     rep.add_argument("--compare", metavar="OTHER_RUN_DIR", help="a second run, side by side")
@@ -19,14 +21,7 @@ def add_parser(verbs: Any) -> None:
     rep.add_argument(
         "--videos", type=bounded_int(0, 100), default=2, help="failures and successes to film"
     )
-    rep.add_argument(
-        "--allow-code",
-        action="append",
-        default=[],
-        metavar="MODULE:NAME",
-        help="replay the run's policy even though it imports and runs this code (named by "
-        "the run folder's files; never run otherwise); repeat for each",
-    )
+    add_allow_code(rep, "replay the run's policy")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -18,6 +18,8 @@ from metasim.guards import OUT_DIR, bounded_int
 
 def add_parser(sub: Any) -> None:
     """Add the `xcheck` sub-verb to `metasim libero`'s sub-parsers `sub`."""
+    from metasim.policies.base import add_allow_code
+
     x = sub.add_parser(
         "xcheck",
         help="run a policy in metasim on (task, init) pairs, replay each episode's applied "
@@ -43,14 +45,7 @@ def add_parser(sub: Any) -> None:
     )
     x.add_argument("--json", action="store_true", help="print the summary as JSON")
     x.add_argument("--shard", default="0/1", metavar="I/N", help="run pairs j with j %% N == I")
-    x.add_argument(
-        "--allow-code",
-        action="append",
-        default=[],
-        metavar="MODULE:NAME",
-        help="with --run: run the run's policy even though it imports and runs this code "
-        "(named by the run folder's manifest; never run otherwise); repeat for each",
-    )
+    add_allow_code(x, "with --run: run the run's policy")
 
 
 MAX_INIT = 9_999  # no LIBERO task has more init states (each has 50); checked per task later

@@ -63,6 +63,20 @@ def code_named(options: PolicyOptions) -> list[str]:
     return out
 
 
+def add_allow_code(parser: Any, when: str) -> None:
+    """The `--allow-code MODULE:NAME` option (repeatable) of a verb that may build a policy
+    named by a run folder's files: `when` says when it applies (e.g. "--resume: build
+    the manifest's policy")."""
+    parser.add_argument(
+        "--allow-code",
+        action="append",
+        default=[],
+        metavar="MODULE:NAME",
+        help=f"{when} even though it imports and runs this code (named by the run folder's "
+        "files; never run otherwise); repeat for each",
+    )
+
+
 def code_refusal(options: PolicyOptions, allowed: Sequence[str], source: str, flag: str) -> str:
     """Why the policy of `options`, read from `source` (a file), must not be built: it
     names code not in `allowed` (the user's `flag` arguments); "" when nothing is named
