@@ -33,8 +33,9 @@ ALL = [f"libero:{s}/{i}" for s in paths.LIBERO_SUITES for i in range(len(paths.s
 # leaves in the air drops ~12 cm during the settle steps and lands on another object;
 # from the same state native MuJoCo finds 113 box-box contacts and MuJoCo Warp 79 (same
 # 35 pairs; 17 pairs get 2 contacts where native's box-box gives 4), and the bowl then
-# settles 9-64 mm apart (libero_spatial/5 episode 3). Control: native from a float32-rounded start stays within 5 µm, so the
-# difference is the collision model, not sensitivity. Open (docs/support_matrix.md).
+# settles 9-64 mm apart (libero_spatial/5 episode 3). Control: native from a
+# float32-rounded start stays within 5 µm, so the difference is the collision model, not
+# sensitivity. Open (docs/support_matrix.md).
 BOX_MANIFOLD = {"libero:libero_spatial/0", "libero:libero_spatial/5"}
 TASKS = [
     pytest.param(
