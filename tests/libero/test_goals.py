@@ -16,7 +16,7 @@ def test_all_130_goals_compile_and_validate() -> None:
         for task in paths.suite_tasks(suite):
             p = bddl.parse_bddl(paths.bddl_file(suite, task))
             tree = goals.compile_goal(p)
-            TaskSpec(instruction=p.instruction, success=tree)
+            TaskSpec(instruction=p.language, success=tree)
             kinds |= _kinds(tree)
     assert kinds == {"all", "any", "resting_on", "site_on", "site_in", "joint_value"}
 
