@@ -86,6 +86,7 @@ def run(folder: Path, worlds: list[int], steps: int, device: str | None) -> None
     import warp as wp
 
     from metasim.control.osc import OscIndex, OscPose, arm_at
+    from metasim.sim.warp.handler import default_capacity
 
     wp.config.log_level = wp.LOG_WARNING
     wp.init()
@@ -97,6 +98,7 @@ def run(folder: Path, worlds: list[int], steps: int, device: str | None) -> None
         data = mujoco.MjData(m)
         mujoco.mj_setState(m, data, states[0], meta["spec"])
         mujoco.mj_forward(m, data)
+        capacity = default_capacity(m)  # as the warp backend sizes its Data
         for n in worlds:
             rows = states[np.arange(n) % len(states)]
             t0 = time.perf_counter()
@@ -106,8 +108,8 @@ def run(folder: Path, worlds: list[int], steps: int, device: str | None) -> None
                     m,
                     data,
                     nworld=n,
-                    nconmax=max(512, 16 * data.ncon),
-                    njmax=max(1024, 8 * data.nefc),
+                    nconmax=capacity[0],
+                    njmax=capacity[1],
                 )
                 mjw.set_state(
                     wm,

@@ -82,9 +82,9 @@ class BackendHandler(NativeHandler):
         # True: the scene asks for weld rows without J̇v, which MuJoCo Warp keeps (see
         # FIDELITY in metasim.sim.warp)
         self.jdotv_differs = legacy_aref_needed(compiled)
-        ncon, nefc = _reference_sizes(model)
-        self.nconmax = int(nconmax or max(512, 16 * ncon))
-        self.njmax = int(njmax or max(1024, 8 * nefc))
+        default_ncon, default_njmax = default_capacity(model)
+        self.nconmax = int(nconmax or default_ncon)
+        self.njmax = int(njmax or default_njmax)
         with wp.ScopedDevice(self.device):
             self._wm = put_model(model, compiled.scene.name)
             self._wd = mjw.put_data(
@@ -376,11 +376,12 @@ def _per_world(name: str) -> bool:
     return bool(shape) and shape[0] == "*"
 
 
-def _reference_sizes(model: mujoco.MjModel) -> tuple[int, int]:
-    """Contacts and constraint rows of the model's reference configuration (qpos0)."""
+def default_capacity(model: mujoco.MjModel) -> tuple[int, int]:
+    """Default `nconmax` and `njmax` per world: 16 and 8 times the contacts and constraint
+    rows of the model's reference configuration (qpos0), at least 512 and 1,024."""
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
-    return int(data.ncon), int(data.nefc)
+    return max(512, 16 * int(data.ncon)), max(1024, 8 * int(data.nefc))
 
 
 __all__ = ["BackendHandler"]
