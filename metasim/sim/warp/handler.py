@@ -18,9 +18,10 @@ world). Camera images are still rendered by MuJoCo's OpenGL renderer from the ho
 of each env's state (`Handler.render`).
 
 MuJoCo Warp always applies MuJoCo >= 3.7's J̇v term to weld and connect rows; a scene
-with `physics.equality_jdotv: false` (Meta-World) runs with it: outcome agreement
-rather than trajectory parity (`metasim.sim.warp.FIDELITY`, which the run manifest
-records).
+with `physics.equality_jdotv: false` (Meta-World's mocap weld, as the package's MuJoCo
+3.3.0 steps it) steps through `step1`/`step2` with those rows' reference acceleration
+rewritten without the term in between (`kernels.legacy_equality_aref`), as the native
+backend does.
 """
 
 from __future__ import annotations
@@ -37,7 +38,12 @@ from metasim.sim.base import DeviceController, SimState, Substep, UnsupportedSce
 from metasim.sim.mujoco.handler import BackendHandler as NativeHandler
 from metasim.sim.mujoco.handler import legacy_aref_needed
 from metasim.sim.warp import batch
-from metasim.sim.warp.kernels import pack_poses, pack_rest, static_geom_poses
+from metasim.sim.warp.kernels import (
+    legacy_equality_aref,
+    pack_poses,
+    pack_rest,
+    static_geom_poses,
+)
 from metasim.sim.warp.support import pick_device, put_model
 
 # overflows that drop contacts or constraint rows (not the solver's iteration limit,
@@ -79,9 +85,20 @@ class BackendHandler(NativeHandler):
         del nthread  # the device steps every world at once
         self.device = pick_device(device)
         model = compiled.model
-        # True: the scene asks for weld rows without J̇v, which MuJoCo Warp keeps (see
-        # FIDELITY in metasim.sim.warp)
-        self.jdotv_differs = legacy_aref_needed(compiled)
+        # True: the scene asks for weld rows without J̇v, which MuJoCo Warp adds: each
+        # substep rewrites their aref between step1 and step2 (_legacy_aref)
+        self.legacy_aref = legacy_aref_needed(compiled)
+        split = {
+            int(mujoco.mjtIntegrator.mjINT_EULER),
+            int(mujoco.mjtIntegrator.mjINT_IMPLICIT),
+            int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST),
+        }
+        if self.legacy_aref and int(model.opt.integrator) not in split:
+            raise UnsupportedScene(
+                "physics.equality_jdotv: false rewrites weld rows between step1 and step2 "
+                "on the warp backend: the Euler and implicit integrators only (the scene's "
+                f"is {mujoco.mjtIntegrator(model.opt.integrator).name})"
+            )
         default_ncon, default_njmax = default_capacity(model)
         self.nconmax = int(nconmax or default_ncon)
         self.njmax = int(njmax or default_njmax)
@@ -124,12 +141,36 @@ class BackendHandler(NativeHandler):
     def _substeps(self, ctl: DeviceController | None) -> None:
         m, d = self._wm, self._wd
         for k in range(self.substeps):
-            if ctl is None:
+            if ctl is None and not self.legacy_aref:
                 mjw.step(m, d)
                 continue
             mjw.step1(m, d)
-            ctl.substep(k, d)
+            if self.legacy_aref:
+                self._rewrite_weld_aref()
+            if ctl is not None:
+                ctl.substep(k, d)
             mjw.step2(m, d)
+
+    def _rewrite_weld_aref(self) -> None:
+        """The weld and connect rows' aref without the J̇v term (see the module)."""
+        m, d = self._wm, self._wd
+        wp.launch(
+            legacy_equality_aref,
+            dim=(self.num_envs, self.njmax),
+            inputs=[
+                m.opt.timestep,
+                int(m.opt.disableflags),
+                m.eq_type,
+                m.eq_solref,
+                m.eq_solimp,
+                d.nefc,
+                d.efc.type,
+                d.efc.id,
+                d.efc.pos,
+                d.efc.vel,
+            ],
+            outputs=[d.efc.aref],
+        )
 
     def _control_step(self, ctl: DeviceController | None) -> None:
         """The substeps of one control step: replayed from a CUDA graph when enabled."""

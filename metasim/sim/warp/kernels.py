@@ -1,6 +1,8 @@
 """The Warp kernels of the warp backend's handler: the pack kernels that gather what the
-host reads after a control step into one array (`pack_poses`, `pack_rest`), and the
-static geoms' poses after a per-world model edit (`static_geom_poses`). Controllers'
+host reads after a control step into one array (`pack_poses`, `pack_rest`), the
+static geoms' poses after a per-world model edit (`static_geom_poses`), and the
+reference acceleration of weld and connect rows without MuJoCo >= 3.7's J̇v term
+(`legacy_equality_aref`). Controllers'
 kernels live with their controllers (`metasim.control.osc_kernels`).
 
 Warp's kernel language is Python syntax with Warp's own types, which mypy cannot check
@@ -12,6 +14,8 @@ from __future__ import annotations
 
 import warp as wp
 from mujoco_warp._src import math as mjmath
+from mujoco_warp._src.constraint import _contact_kbimp
+from mujoco_warp._src.types import ConstraintType, EqType, vec5
 
 
 @wp.kernel(enable_backward=False)
@@ -116,3 +120,54 @@ def static_geom_poses(
         b = body_parentid[b]
     geom_xpos[w, g] = pos
     geom_xmat[w, g] = mjmath.quat_to_mat(quat)
+
+
+@wp.kernel(enable_backward=False)
+def legacy_equality_aref(
+    opt_timestep: wp.array[float],
+    opt_disableflags: int,
+    eq_type: wp.array[int],
+    eq_solref: wp.array2d[wp.vec2],
+    eq_solimp: wp.array2d[vec5],
+    nefc: wp.array[int],
+    efc_type: wp.array2d[int],
+    efc_id: wp.array2d[int],
+    efc_pos: wp.array2d[float],
+    efc_vel: wp.array2d[float],
+    efc_aref: wp.array2d[float],
+):
+    """Between step1 and step2: each weld and connect row's reference acceleration as
+    MuJoCo < 3.7 computed it, aref = -K*I*pos - B*vel, without the J̇v shift MuJoCo Warp
+    (like MuJoCo >= 3.7) subtracts; the native backend's `legacy_equality_aref` on the
+    device (`physics.equality_jdotv: false`). K, B and I from the row's solref/solimp at
+    the impedance position MuJoCo uses for these rows (the norm of the constraint's
+    violation over all its rows, which sit together); equality rows have no margin.
+    Euler and implicit integrators only (the discrete one scales aref differently)."""
+    w, r = wp.tid()
+    if r >= nefc[w] or efc_type[w, r] != ConstraintType.EQUALITY:
+        return
+    eq = efc_id[w, r]
+    kind = eq_type[eq]
+    if kind != EqType.CONNECT and kind != EqType.WELD:
+        return
+    first = r
+    while first > 0 and efc_id[w, first - 1] == eq:
+        if efc_type[w, first - 1] != ConstraintType.EQUALITY:
+            break
+        first -= 1
+    nrow = 3
+    if kind == EqType.WELD:
+        nrow = 6
+    sq = float(0.0)  # noqa: UP018 (a Warp variable the loop changes needs a constructor)
+    for i in range(nrow):
+        if first + i < nefc[w] and efc_id[w, first + i] == eq:
+            sq += efc_pos[w, first + i] * efc_pos[w, first + i]
+    kbi = _contact_kbimp(
+        opt_disableflags,
+        opt_timestep[w % opt_timestep.shape[0]],
+        eq_solref[w % eq_solref.shape[0], eq],
+        eq_solimp[w % eq_solimp.shape[0], eq],
+        wp.sqrt(sq),
+        False,
+    )
+    efc_aref[w, r] = -kbi[0] * kbi[2] * efc_pos[w, r] - kbi[1] * efc_vel[w, r]
