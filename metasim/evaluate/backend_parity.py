@@ -107,20 +107,18 @@ def backend_parity(
         m, idx = compiled.model, compiled.index
         robot_root = int(m.body_rootid[idx.hand_body])
         geom_robot = m.body_rootid[m.geom_bodyid] == robot_root
-        obj_geoms = {
-            name: np.flatnonzero(m.geom_bodyid == body)
-            for name, body in zip(idx.object_names, idx.object_body, strict=True)
-        }
+        bodies = _object_bodies(compiled, robot_root)
+        obj_geoms = {name: np.flatnonzero(m.geom_bodyid == body) for name, body in bodies}
         eef = np.zeros(steps)
-        objects = {name: np.zeros(steps) for name in idx.object_names}
+        objects = {name: np.zeros(steps) for name, _ in bodies}
         contact = np.zeros(steps, dtype=bool)
-        touched = dict.fromkeys(idx.object_names, -1)
+        touched = {name: -1 for name, _ in bodies}
         for t in range(steps):
             for env in envs:
                 env.step(actions[t][None])
             a, b = test.handler.kinematics(), ref.handler.kinematics()
             eef[t] = np.linalg.norm(a.site_pos[0, idx.ee_site] - b.site_pos[0, idx.ee_site])
-            for name, body in zip(idx.object_names, idx.object_body, strict=True):
+            for name, body in bodies:
                 objects[name][t] = np.linalg.norm(a.body_pos[0, body] - b.body_pos[0, body])
             pairs = ref.handler.contacts()[0]
             robot_side = geom_robot[pairs]
@@ -133,3 +131,17 @@ def backend_parity(
     finally:
         for env in envs:
             env.close()
+
+
+def _object_bodies(compiled: CompiledScene, robot_root: int) -> list[tuple[str, int]]:
+    """The scene's objects (name, body): those it declares, else (an imported model that
+    declares none, as Meta-World's) every body outside the robot that has a joint (the
+    objects, drawers, doors and buttons of the package's XML)."""
+    idx, m = compiled.index, compiled.model
+    if len(idx.object_names):
+        return list(zip(idx.object_names, (int(b) for b in idx.object_body), strict=True))
+    return [
+        (m.body(b).name or f"body{b}", b)
+        for b in range(1, m.nbody)
+        if m.body_jntnum[b] > 0 and int(m.body_rootid[b]) != robot_root
+    ]

@@ -21,6 +21,11 @@ import pytest
 
 from metasim.cli.main import main as cli_main
 from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.evaluate.backend_parity import (
+    EEF_BEFORE_CONTACT_M,
+    OBJECT_AT_REST_M,
+    backend_parity,
+)
 from metasim.metaworld.checks import mjx_matrix
 from metasim.metaworld.importer.scene import scene_dict
 from metasim.metaworld.importer.source import MetaworldSource
@@ -163,3 +168,28 @@ def test_task_resets_and_steps_on_warp(mw_python: Path, ref: str) -> None:
     frames = {b: _frames_of(compiled, b, 2, 3) for b in ("warp", "mujoco")}
     assert np.isfinite(frames["warp"]).all()
     np.testing.assert_allclose(frames["warp"][0], frames["mujoco"][0], rtol=0, atol=1e-5)
+
+
+# random (task, variation, seed) draws, not tuned on: CI one, the full flag eight more
+_rng = np.random.default_rng(1127)
+PARITY_CASES = [
+    (str(MT50[int(_rng.integers(len(MT50)))]), int(_rng.integers(50)), i)
+    for i in range(9 if os.environ.get("METASIM_METAWORLD_FULL") == "1" else 1)
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("ref", "episode", "seed"), PARITY_CASES)
+def test_warp_trajectory_parity_with_native(
+    mw_python: Path, ref: str, episode: int, seed: int
+) -> None:
+    """100 control steps of smooth random mocap actions from one Meta-World variation on
+    warp and native: the tool centre within 0.1 mm until the hand's first contact, the
+    objects (every jointed body outside the robot) within 1 mm until then (measured on
+    drawer-open and pick-place: 4.4e-7 m and 2.7e-6 m over 100 steps)."""
+    result = backend_parity(compile_scene(SOURCE.load(ref)), "warp", episode, 100, seed)
+    summary = result.summary()
+    print(ref, episode, summary, result.touched)
+    assert result.objects, "no object tracked"
+    assert result.eef_before_contact() <= EEF_BEFORE_CONTACT_M, summary
+    assert result.object_at_rest() <= OBJECT_AT_REST_M, summary
