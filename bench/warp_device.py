@@ -86,7 +86,7 @@ def run(folder: Path, worlds: list[int], steps: int, device: str | None) -> None
     import warp as wp
 
     from metasim.control.osc import OscIndex, OscPose, arm_at
-    from metasim.sim.warp.handler import default_capacity
+    from metasim.sim.warp.support import default_capacity
 
     wp.config.log_level = wp.LOG_WARNING
     wp.init()

@@ -1,4 +1,4 @@
-"""`metasim scene validate | render | schema`."""
+"""`metasim scene validate | render | schema | prebuild`."""
 
 from __future__ import annotations
 
@@ -23,6 +23,19 @@ def add_parser(verbs: Any) -> None:
     ren.add_argument("file", help="a scene file, a scene name or a PREFIX:REF task")
     ren.add_argument("--out", type=OUT_DIR, required=True)
     sv.add_parser("schema", help="print the JSON Schema of scene files")
+    pre = sv.add_parser(
+        "prebuild",
+        help="save tasks' compiled models and run-time files for a machine without their "
+        "benchmark package (prebuilt:<name> with METASIM_PREBUILT=DIR)",
+    )
+    pre.add_argument("refs", nargs="*", help="task references (default: the --suite's tasks)")
+    pre.add_argument("--out", type=OUT_DIR, required=True, help="the prebuilt folder")
+    pre.add_argument("--suite", help="list them as suite prebuilt_<SUITE> (and take its tasks)")
+    pre.add_argument(
+        "--no-textures",
+        action="store_true",
+        help="leave the textures out (state-only runs; a LIBERO task's are ~190 MB)",
+    )
 
 
 def schema() -> int:
@@ -36,6 +49,7 @@ SUBVERBS: dict[str, Callable[[argparse.Namespace], int]] = {
     "validate": lambda args: validate(args.files),
     "render": lambda args: render(Path(args.file), Path(args.out)),
     "schema": lambda args: schema(),
+    "prebuild": lambda args: prebuild(args.refs, Path(args.out), args.suite, args.no_textures),
 }
 
 
@@ -82,6 +96,28 @@ def render(file: Path, out: Path) -> int:
         save_png(path, img)
         print(f"wrote {path} ({img.shape[1]}x{img.shape[0]})")
     env.close()
+    return 0
+
+
+def prebuild(refs: list[str], out: Path, suite: str | None, no_textures: bool) -> int:
+    """Export the tasks (`metasim.scene.prebuilt`); one line per task written."""
+    from metasim.scene import prebuilt
+    from metasim.scene.sources import all_suites
+
+    if not refs:
+        if suite is None:
+            raise MetasimInputError("scene prebuild", ["give task references or --suite NAME"])
+        known = all_suites()
+        if suite not in known:
+            raise MetasimInputError(
+                "--suite", [f"no task source lists a suite {suite!r} (known: {sorted(known)})"]
+            )
+        refs = known[suite]
+    groups = {suite: refs} if suite else {}
+    for path in prebuilt.export(refs, out, groups, textures=not no_textures):
+        stem = path.name.removesuffix(prebuilt.SUFFIX)
+        size = sum(p.stat().st_size for p in out.glob(f"{stem}.*"))
+        print(f"wrote {path} ({size / 1e6:.1f} MB with its files)")
     return 0
 
 

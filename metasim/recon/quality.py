@@ -25,6 +25,7 @@ def scan_model(scene_file: Path) -> tuple[mujoco.MjModel, np.ndarray]:
 
     compiled = compile_file(str(scene_file))
     spec = compiled.spec
+    assert spec is not None, "a scene file compiles from its MjSpec"
     add_scan_camera(spec)
     model = spec.compile()
     keep = {model.body(name).id for name in compiled.index.object_names}

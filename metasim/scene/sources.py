@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from metasim.errors import MetasimInputError
 from metasim.paths import SCENES
 from metasim.registry import Registry
+from metasim.scene import prebuilt_format
 from metasim.scene.compile import CompiledScene, compile_scene
 from metasim.scene.loader import load_scene
 from metasim.scene.schema import Scene
@@ -104,6 +105,24 @@ class YamlSource(TaskSource):
     def suites(self) -> dict[str, list[str]]:
         """`scenes`: every scene file in scenes/."""
         return {"scenes": sorted(p.stem for p in SCENES.glob("*.yaml"))}
+
+
+@task_source("prebuilt:")
+class PrebuiltSource(TaskSource):
+    """Prebuilt task scenes (`metasim scene prebuild`; `metasim.scene.prebuilt`): a saved
+    model and its run-time files, for machines without the task's benchmark package."""
+
+    def locate(self, ref: str) -> Path:
+        try:
+            return prebuilt_format.locate(ref)
+        except LookupError as exc:
+            raise NoSuchTask(str(exc.args[0])) from None
+
+    def load(self, ref: str) -> Scene:
+        return prebuilt_format.load_scene(self.locate(ref))
+
+    def suites(self) -> dict[str, list[str]]:
+        return prebuilt_format.suites()
 
 
 DEFAULT = "yaml:"

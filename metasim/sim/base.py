@@ -258,6 +258,12 @@ class Handler(ABC):
         """(len(env_ids), H, W, 3) uint8 images from the named camera, rendered by
         MuJoCo's renderer (EGL/OSMesa offscreen) whatever the backend; with `depth`,
         (len(env_ids), H, W) float32 depth in metres instead."""
+        if self.compiled.untextured:
+            raise UnsupportedScene(
+                f"scene {self.compiled.scene.name!r} was prebuilt without its textures "
+                "(for state-only runs): its cameras would not show the benchmark's images; "
+                "prebuild it with textures to render"
+            )
         cam = self.model.camera(camera)
         w = width or self.compiled.camera_size(camera)[0]
         h = height or self.compiled.camera_size(camera)[1]

@@ -237,6 +237,11 @@ def _with_stand_ins(
     compiled: CompiledScene, plan: dict[int, list[int]], sides: int
 ) -> PhysicsModel:
     m = compiled.model
+    if compiled.spec is None:
+        raise UnsupportedScene(
+            f"scene {compiled.scene.name!r} is prebuilt (a saved model, no MjSpec): MJX "
+            "needs its cylinders rebuilt as stand-ins; export it where it compiles"
+        )
     spec = compiled.spec.copy()
     first = spec.compile()
     by_id = {int(first.bind(g).id): g for g in spec.geoms}

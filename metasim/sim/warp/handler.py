@@ -44,21 +44,14 @@ from metasim.sim.warp.kernels import (
     pack_rest,
     static_geom_poses,
 )
-from metasim.sim.warp.support import pick_device, put_model
-
-# overflows that drop contacts or constraint rows (not the solver's iteration limit,
-# which native MuJoCo has too)
-_CAPACITY = int(
-    mjw.OverflowType.NEFC
-    | mjw.OverflowType.NJMAX_NNZ
-    | mjw.OverflowType.BROADPHASE
-    | mjw.OverflowType.NARROWPHASE
-    | mjw.OverflowType.CCD
-    | mjw.OverflowType.HFIELD
-    | mjw.OverflowType.NVMAX
-    | mjw.OverflowType.EPA_HORIZON
+from metasim.sim.warp.support import (
+    capacity_overflows,
+    check_split_step,
+    default_capacity,
+    per_world,
+    pick_device,
+    put_model,
 )
-
 
 # model fields that place geoms on world-welded bodies (see _place_static_geoms)
 _STATIC_POSE_FIELDS = frozenset({"body_pos", "body_quat", "geom_pos", "geom_quat"})
@@ -88,17 +81,8 @@ class BackendHandler(NativeHandler):
         # True: the scene asks for weld rows without J̇v, which MuJoCo Warp adds: each
         # substep rewrites their aref between step1 and step2 (_legacy_aref)
         self.legacy_aref = legacy_aref_needed(compiled)
-        split = {
-            int(mujoco.mjtIntegrator.mjINT_EULER),
-            int(mujoco.mjtIntegrator.mjINT_IMPLICIT),
-            int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST),
-        }
-        if self.legacy_aref and int(model.opt.integrator) not in split:
-            raise UnsupportedScene(
-                "physics.equality_jdotv: false rewrites weld rows between step1 and step2 "
-                "on the warp backend: the Euler and implicit integrators only (the scene's "
-                f"is {mujoco.mjtIntegrator(model.opt.integrator).name})"
-            )
+        if self.legacy_aref:
+            check_split_step(model)
         default_ncon, default_njmax = default_capacity(model)
         self.nconmax = int(nconmax or default_ncon)
         self.njmax = int(njmax or default_njmax)
@@ -274,10 +258,10 @@ class BackendHandler(NativeHandler):
         jac = host[rows, self._at_jac : self._at_overflow].reshape(-1, 6, m.nv)
         self._jac[site][rows] = jac
         flags = int(np.bitwise_or.reduce(host[rows, self._at_overflow].astype(np.int64)))
-        if flags & _CAPACITY:
+        if flags := flags & capacity_overflows():
             raise RuntimeError(
                 f"MuJoCo Warp ran out of room on scene {self.compiled.scene.name!r} "
-                f"({mjw.OverflowType(flags & _CAPACITY)!r}: contacts or constraint rows "
+                f"({mjw.OverflowType(flags)!r}: contacts or constraint rows "
                 "were dropped, so the physics is not MuJoCo's); launch the warp backend "
                 f"with a larger nconmax (now {self.nconmax}) or njmax (now {self.njmax})"
             )
@@ -363,7 +347,7 @@ class BackendHandler(NativeHandler):
         target = self._wm.opt if field == "gravity" else self._wm
         name = "gravity" if field == "gravity" else field
         current = getattr(target, name, None)
-        if not isinstance(current, wp.array) or not _per_world(name):
+        if not isinstance(current, wp.array) or not per_world(name):
             raise UnsupportedScene(
                 f"the warp backend cannot vary {field!r} per env (MuJoCo Warp reads it once "
                 "for every world); run this perturbation on backend=mujoco or mjx"
@@ -406,23 +390,6 @@ class BackendHandler(NativeHandler):
     def close(self) -> None:
         self._device_ctl = None
         super().close()
-
-
-def _per_world(name: str) -> bool:
-    """Whether MuJoCo Warp's model field `name` takes a leading world axis ("*")."""
-    from mujoco_warp._src import types
-
-    hints = types.Option if name == "gravity" else types.Model
-    shape: Any = getattr(hints.__annotations__.get(name), "shape", None)
-    return bool(shape) and shape[0] == "*"
-
-
-def default_capacity(model: mujoco.MjModel) -> tuple[int, int]:
-    """Default `nconmax` and `njmax` per world: 16 and 8 times the contacts and constraint
-    rows of the model's reference configuration (qpos0), at least 512 and 1,024."""
-    data = mujoco.MjData(model)
-    mujoco.mj_forward(model, data)
-    return max(512, 16 * int(data.ncon)), max(1024, 8 * int(data.nefc))
 
 
 __all__ = ["BackendHandler"]

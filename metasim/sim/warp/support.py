@@ -32,3 +32,54 @@ def put_model(model: mujoco.MjModel, name: str) -> Any:
         return mjw.put_model(model)
     except NotImplementedError as exc:
         raise UnsupportedScene(f"scene {name!r}: MuJoCo Warp cannot simulate it: {exc}") from None
+
+
+def capacity_overflows() -> int:
+    """MuJoCo Warp's overflow flags that drop contacts or constraint rows (not the
+    solver's iteration limit, which native MuJoCo has too)."""
+    import mujoco_warp as mjw
+
+    o = mjw.OverflowType
+    return int(
+        o.NEFC
+        | o.NJMAX_NNZ
+        | o.BROADPHASE
+        | o.NARROWPHASE
+        | o.CCD
+        | o.HFIELD
+        | o.NVMAX
+        | o.EPA_HORIZON
+    )
+
+
+def check_split_step(model: mujoco.MjModel) -> None:
+    """A scene whose weld rows are rewritten between step1 and step2 (`physics.
+    equality_jdotv: false`) needs an integrator that splits there."""
+    split = {
+        int(mujoco.mjtIntegrator.mjINT_EULER),
+        int(mujoco.mjtIntegrator.mjINT_IMPLICIT),
+        int(mujoco.mjtIntegrator.mjINT_IMPLICITFAST),
+    }
+    if int(model.opt.integrator) not in split:
+        raise UnsupportedScene(
+            "physics.equality_jdotv: false rewrites weld rows between step1 and step2 "
+            "on the warp backend: the Euler and implicit integrators only (the scene's "
+            f"is {mujoco.mjtIntegrator(model.opt.integrator).name})"
+        )
+
+
+def per_world(name: str) -> bool:
+    """Whether MuJoCo Warp's model field `name` takes a leading world axis ("*")."""
+    from mujoco_warp._src import types
+
+    hints = types.Option if name == "gravity" else types.Model
+    shape: Any = getattr(hints.__annotations__.get(name), "shape", None)
+    return bool(shape) and shape[0] == "*"
+
+
+def default_capacity(model: mujoco.MjModel) -> tuple[int, int]:
+    """Default `nconmax` and `njmax` per world: 16 and 8 times the contacts and constraint
+    rows of the model's reference configuration (qpos0), at least 512 and 1,024."""
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    return max(512, 16 * int(data.ncon)), max(1024, 8 * int(data.nefc))

@@ -1,0 +1,105 @@
+"""The files of a prebuilt task scene (`metasim.scene.prebuilt` writes them): names,
+the folder `prebuilt:<name>` resolves in, reading the scene and the saved model back.
+Reading only: it imports neither the compiler nor the task sources, both of which read
+prebuilt scenes through it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import mujoco
+
+from metasim.errors import MetasimInputError
+from metasim.guards import OutKind, stamped_json
+from metasim.scene.schema import Scene
+
+SUFFIX = ".prebuilt.json"
+PREFIX = "prebuilt:"
+ENV = "METASIM_PREBUILT"
+SUITES = "suites.json"
+FORMAT = 1
+STAMP = "metasim scene prebuild"
+PREBUILT = OutKind("a prebuilt scene written by metasim", stamped_json(STAMP))
+SUITES_KIND = OutKind("a prebuilt suite list written by metasim", stamped_json(STAMP + " suites"))
+
+
+def folder() -> Path | None:
+    """The prebuilt folder `prebuilt:<name>` references resolve in ($METASIM_PREBUILT)."""
+    where = os.environ.get(ENV)
+    return Path(where) if where else None
+
+
+def read_suites(out: Path) -> dict[str, list[str]]:
+    path = out / SUITES
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text()).get("suites")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise MetasimInputError(str(path), [f"cannot read it: {exc}"]) from None
+    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+        raise MetasimInputError(str(path), ["suites: expected suite name -> [references]"])
+    return {str(k): [str(r) for r in v] for k, v in data.items()}
+
+
+def suites() -> dict[str, list[str]]:
+    """The suites of the prebuilt folder ({} when $METASIM_PREBUILT is unset)."""
+    where = folder()
+    return read_suites(where) if where is not None and where.is_dir() else {}
+
+
+def locate(ref: str) -> Path:
+    """The `.prebuilt.json` file of `prebuilt:<name>` or `prebuilt:<path>` (LookupError
+    saying why not)."""
+    body = ref.removeprefix(PREFIX)
+    if body.endswith(SUFFIX):
+        path = Path(body)
+    else:
+        where = folder()
+        if where is None:
+            raise LookupError(
+                f"{ref!r}: set ${ENV} to the folder `metasim scene prebuild` wrote, or give "
+                f"the path of a {SUFFIX} file"
+            )
+        path = where / f"{body}{SUFFIX}"
+    if not path.is_file():
+        raise LookupError(f"{ref!r}: no such prebuilt scene ({path})")
+    return path
+
+
+def document(path: Path) -> dict[str, Any]:
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise MetasimInputError(str(path), [f"cannot read it as JSON: {exc}"]) from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or "scene" not in doc:
+        raise MetasimInputError(
+            str(path), [f"format: expected a prebuilt scene of format {FORMAT} with a scene"]
+        )
+    return doc
+
+
+def load_scene(path: Path) -> Scene:
+    """The typed scene of a `.prebuilt.json` file."""
+    from pydantic import ValidationError
+
+    try:
+        return Scene.model_validate(document(path)["scene"])
+    except ValidationError as exc:
+        raise MetasimInputError(str(path), [f"scene: {exc.errors()[0]['msg']}"]) from None
+
+
+def load_model(path: Path) -> tuple[mujoco.MjModel, bool]:
+    """The saved model of the `.prebuilt.json` file `path`, and whether it has its
+    textures."""
+    mjb = path.with_name(path.name.removesuffix(SUFFIX) + ".mjb.gz")
+    try:
+        raw = gzip.decompress(mjb.read_bytes())
+        model = mujoco.MjModel.from_binary_path("model.mjb", {"model.mjb": raw})
+    except (OSError, ValueError, EOFError) as exc:
+        raise MetasimInputError(str(mjb), [f"MuJoCo cannot load it: {exc}"]) from None
+    return model, bool(document(path).get("textures", True))
