@@ -1,21 +1,22 @@
-"""Physics steps/s of benchmark scenes on MuJoCo Warp at 1,024-4,096 worlds, prepared for a
-lent GPU (bench/gpu.md, "MuJoCo Warp"), runnable on the CPU device too.
+"""Physics steps/s of benchmark tasks on the warp backend at 1,024-4,096 worlds, prepared
+for a lent GPU (bench/gpu.md, "MuJoCo Warp"), runnable on the CPU device too.
 
-A device has no LIBERO or Meta-World assets (about 1.2 GB installed), so the scenes
-travel as compiled models:
+A device has no LIBERO or Meta-World package, so the tasks travel prebuilt (`metasim
+scene prebuild ... --no-textures`, read through `prebuilt:`):
 
-    # here: compiled models (.mjb, meshes inside), init states and the arm's names
-    .venv/bin/python bench/warp_device.py export .cache/warp-device \\
-        libero:libero_spatial/0 libero:libero_goal/3 metaworld:MT10/reach-v3
-    # on the device (mujoco, mujoco-warp, warp-lang, numpy and this repository):
-    python bench/warp_device.py run .cache/warp-device --worlds 1024 4096 --steps 20
+    # here
+    .venv/bin/metasim scene prebuild libero:libero_object/2 --suite libero \\
+        --out .cache/prebuilt-device/libero-object --no-textures
+    # on the device (mujoco, mujoco-warp, warp-lang and metasim's core dependencies)
+    python bench/warp_device.py .cache/prebuilt-device/* --worlds 1024 4096 --steps 20
 
-`run` steps each scene's worlds from its recorded init states (repeated over the
-worlds) as the warp backend does: per control step, `substeps` physics steps; for an
-`osc_pose` arm (LIBERO) each physics step is step1, the OSC kernel holding the pose
-(`metasim.control.osc_warp`), step2; on CUDA the control step is one captured graph. It
-prints one JSON line per scene and world count: physics steps/s, compile seconds, and
-control steps/s (state only: no images, no policy).
+Each task's worlds start from its recorded init states and are stepped by the warp
+backend's own handler (`metasim bench physics`'s raw handler loop: per control step the
+substeps on the device, LIBERO's osc_pose holding the pose as a kernel between step1 and
+step2, Meta-World's weld rows rewritten there, one captured CUDA graph per control step,
+and the one copy to the host an episode pays). One JSON line per task and world count:
+physics and control steps/s and the launch-and-compile seconds. Unlike `bench physics`
+it runs no native backend beside it (which at 4,096 LIBERO envs would not fit in memory).
 """
 
 from __future__ import annotations
@@ -23,170 +24,33 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
-from typing import Any
-
-import mujoco
-import numpy as np
-
-
-def export(out: Path, refs: list[str], episodes: int) -> None:
-    from metasim.control.action_kinds.osc_pose import osc_for
-    from metasim.scene.compile import ROBOT_PREFIX
-    from metasim.scene.sources import compile_task
-    from metasim.sim import get_backend
-    from metasim.sim.mujoco.handler import SPEC
-    from metasim.tasks.task import TaskRuntime
-
-    out.mkdir(parents=True, exist_ok=True)
-    for ref in refs:
-        compiled = compile_task(ref, "scene")
-        m, robot = compiled.model, compiled.robot
-        name = ref.replace(":", "_").replace("/", "_")
-        mujoco.mj_saveModel(m, str(out / f"{name}.mjb"))
-        native = get_backend("mujoco").launch(compiled, episodes)
-        state = TaskRuntime(compiled).sample_initial(
-            native.default_state(episodes), list(range(episodes))
-        )
-        native.set_state(state)
-        rows = native._state.copy()  # mjSTATE_INTEGRATION rows of the init states
-        native.close()
-        meta: dict[str, Any] = {
-            "ref": ref,
-            "substeps": compiled.substeps,
-            "spec": int(SPEC),
-            "states": rows.tolist(),
-        }
-        if robot.control == "osc_pose":
-            idx = osc_for(compiled, 1).index
-            meta["osc"] = {
-                "site": m.site(idx.site).name,
-                "arm_joints": [ROBOT_PREFIX + j for j in robot.arm_joints],
-                "gripper_actuators": [m.actuator(int(a)).name for a in idx.gripper_actuators],
-            }
-        (out / f"{name}.json").write_text(json.dumps(meta))
-        print(f"exported {ref} -> {out / name}.mjb", file=sys.stderr)
-
-
-def _control_step(wm: Any, wd: Any, substeps: int, device_osc: Any) -> None:
-    import mujoco_warp as mjw
-
-    for k in range(substeps):
-        if device_osc is None:
-            mjw.step(wm, wd)
-        else:
-            mjw.step1(wm, wd)
-            device_osc.substep(k, wd)
-            mjw.step2(wm, wd)
-
-
-def run(folder: Path, worlds: list[int], steps: int, device: str | None) -> None:
-    import mujoco_warp as mjw
-    import warp as wp
-
-    from metasim.control.osc import OscIndex, OscPose, arm_at
-    from metasim.sim.warp.support import default_capacity
-
-    wp.config.log_level = wp.LOG_WARNING
-    wp.init()
-    dev = device or ("cuda:0" if wp.get_cuda_device_count() else "cpu")
-    for meta_path in sorted(folder.glob("*.json")):
-        meta = json.loads(meta_path.read_text())
-        m = mujoco.MjModel.from_binary_path(str(meta_path.with_suffix(".mjb")))
-        states = np.asarray(meta["states"])
-        data = mujoco.MjData(m)
-        mujoco.mj_setState(m, data, states[0], meta["spec"])
-        mujoco.mj_forward(m, data)
-        capacity = default_capacity(m)  # as the warp backend sizes its Data
-        for n in worlds:
-            rows = states[np.arange(n) % len(states)]
-            t0 = time.perf_counter()
-            with wp.ScopedDevice(dev):
-                wm = mjw.put_model(m)
-                wd = mjw.put_data(
-                    m,
-                    data,
-                    nworld=n,
-                    nconmax=capacity[0],
-                    njmax=capacity[1],
-                )
-                mjw.set_state(
-                    wm,
-                    wd,
-                    wp.array(rows.astype(np.float32), dtype=float),
-                    meta["spec"],
-                    wp.array(np.ones(n, dtype=bool), dtype=bool),
-                )
-                device_osc = None
-                if "osc" in meta:
-                    o = meta["osc"]
-                    index = OscIndex.from_model(
-                        m, o["site"], o["arm_joints"], o["gripper_actuators"]
-                    )
-                    osc = OscPose(index, n)
-                    # the arm of each recorded init state (qpos follows time in a row)
-                    start = arm_at(m, index, states[:, 1 : 1 + m.nq])
-                    pick = np.arange(n) % len(states)
-                    osc.reset(
-                        range(n),
-                        type(start)(**{k: v[pick] for k, v in vars(start).items()}),
-                        stale=False,
-                    )
-                    device_osc = osc.on_device("warp", m, wm, dev)
-                    device_osc.upload()
-
-                _control_step(wm, wd, meta["substeps"], device_osc)  # compiles
-                graph = None
-                if dev.startswith("cuda"):
-                    with wp.ScopedCapture(device=dev, force_module_load=True) as capture:
-                        _control_step(wm, wd, meta["substeps"], device_osc)
-                    graph = capture.graph
-                wp.synchronize_device(dev)
-                compile_s = time.perf_counter() - t0
-                t = time.perf_counter()
-                for _ in range(steps):
-                    if graph is not None:
-                        wp.capture_launch(graph)
-                    else:
-                        _control_step(wm, wd, meta["substeps"], device_osc)
-                wp.synchronize_device(dev)
-                sec = (time.perf_counter() - t) / steps
-            print(
-                json.dumps(
-                    {
-                        "scene": meta["ref"],
-                        "device": dev,
-                        "worlds": n,
-                        "substeps": meta["substeps"],
-                        "controller": "osc_pose (device)" if device_osc else "none",
-                        "compile_s": round(compile_s, 2),
-                        "control_steps_per_s": round(1.0 / sec, 2),
-                        "physics_steps_per_s": round(n * meta["substeps"] / sec, 1),
-                        "overflow": int(np.bitwise_or.reduce(wd.overflow.numpy())),
-                    }
-                ),
-                flush=True,
-            )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    ex = sub.add_parser("export")
-    ex.add_argument("out", type=Path)
-    ex.add_argument("refs", nargs="+")
-    ex.add_argument("--episodes", type=int, default=8)
-    rn = sub.add_parser("run")
-    rn.add_argument("folder", type=Path)
-    rn.add_argument("--worlds", type=int, nargs="+", default=[1024, 4096])
-    rn.add_argument("--steps", type=int, default=20)
-    rn.add_argument("--device", default=None)
+    parser.add_argument("folders", type=Path, nargs="+", help="folders of `metasim scene prebuild`")
+    parser.add_argument("--worlds", type=int, nargs="+", default=[1024, 4096])
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=1)
     args = parser.parse_args()
-    if args.cmd == "export":
-        export(args.out, args.refs, args.episodes)
-    else:
-        run(args.folder, args.worlds, args.steps, args.device)
+    tasks = sorted(p for f in args.folders for p in f.glob("*.prebuilt.json"))
+    if not tasks:
+        parser.error("no prebuilt task in the folders (metasim scene prebuild --out FOLDER)")
+
+    from metasim.bench.physics import handler_rate
+    from metasim.scene.sources import compile_task
+    from metasim.sim import get_backend
+    from metasim.sim.warp.support import pick_device
+
+    get_backend("warp")  # sets Warp's log level before it initializes (clean JSON lines)
+    device = pick_device(None)
+    for path in tasks:
+        compiled = compile_task(f"prebuilt:{path}")
+        for n in args.worlds:
+            rate = handler_rate(compiled, "warp", n, args.steps, None, args.repeats)
+            line = {"scene": compiled.scene.name, "device": device, "worlds": n}
+            print(json.dumps({**line, "substeps": compiled.substeps, **rate}), flush=True)
     return 0
 
 

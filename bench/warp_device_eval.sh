@@ -8,14 +8,14 @@
 # line per run goes to stdout: suite, worlds, episodes, wall seconds, episodes/hour and
 # success. The first run of each suite includes Warp's kernel compiles (cached after).
 #
-#   bash bench/warp_device_eval.sh [PREBUILT_DIR] [WORLDS...]
+#   bash bench/warp_device_eval.sh [PREBUILT_DIRS] [WORLDS...]   (dirs joined by ":")
 #   env: PY (python, default /tmp/w/bin/python), OUT (run folders, default runs/device),
 #        SUITES (default "prebuilt_libero prebuilt_metaworld_mt10")
-# CPU check here (small): PY=.venv/bin/python bash bench/warp_device_eval.sh .cache/prebuilt-device 4
+# CPU check here (small): PY=.venv/bin/python bash bench/warp_device_eval.sh "" 2
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-/tmp/w/bin/python}
-export METASIM_PREBUILT=${1:-.cache/prebuilt-device}
+export METASIM_PREBUILT=${1:-.cache/prebuilt-device/libero-object:.cache/prebuilt-device/libero-goal:.cache/prebuilt-device/mt10}
 shift || true
 WORLDS=("$@")
 [ ${#WORLDS[@]} -gt 0 ] || WORLDS=(1024 4096)

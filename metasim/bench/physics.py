@@ -144,7 +144,7 @@ def bench_physics(
     }
 
 
-def _handler_rate(
+def handler_rate(
     compiled: CompiledScene,
     backend: str,
     num_envs: int,
@@ -205,8 +205,8 @@ def bench_backend(
     repeats: int = 3,
 ) -> dict[str, Any]:
     """`backend`'s physics steps/s and compile time next to the native backend's."""
-    other = _handler_rate(compiled, backend, num_envs, steps, threads, repeats)
-    native = _handler_rate(compiled, "mujoco", num_envs, steps, threads, repeats)
+    other = handler_rate(compiled, backend, num_envs, steps, threads, repeats)
+    native = handler_rate(compiled, "mujoco", num_envs, steps, threads, repeats)
     return {
         "scene": compiled.scene.name,
         "backend": backend,

@@ -128,7 +128,7 @@ def load_prebuilt(path: Path, scene: Scene) -> CompiledScene:
     CompiledScene of `scene`, which must be the exported scene (else the model would
     not be the scene's)."""
     held = prebuilt_format.load_scene(path)
-    if held.model_dump(mode="json") != scene.model_dump(mode="json"):
+    if held.model_dump(mode="json", by_alias=True) != scene.model_dump(mode="json", by_alias=True):
         raise MetasimInputError(
             str(path),
             [

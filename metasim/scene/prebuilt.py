@@ -95,7 +95,7 @@ def export(
             "ref": ref,
             "mujoco": mujoco.__version__,
             "textures": textures,
-            "scene": scene.model_dump(mode="json"),
+            "scene": scene.model_dump(mode="json", by_alias=True),
         }
         path = out / f"{name}{SUFFIX}"
         path.write_text(stamp_json(STAMP, doc) + "\n")

@@ -27,10 +27,11 @@ PREBUILT = OutKind("a prebuilt scene written by metasim", stamped_json(STAMP))
 SUITES_KIND = OutKind("a prebuilt suite list written by metasim", stamped_json(STAMP + " suites"))
 
 
-def folder() -> Path | None:
-    """The prebuilt folder `prebuilt:<name>` references resolve in ($METASIM_PREBUILT)."""
-    where = os.environ.get(ENV)
-    return Path(where) if where else None
+def folders() -> list[Path]:
+    """The prebuilt folders `prebuilt:<name>` references resolve in, in order:
+    $METASIM_PREBUILT, one folder or several joined by the path separator (":"), so
+    that folders carried separately (each under a transfer limit) run as one."""
+    return [Path(p) for p in os.environ.get(ENV, "").split(os.pathsep) if p]
 
 
 def read_suites(out: Path) -> dict[str, list[str]]:
@@ -47,9 +48,14 @@ def read_suites(out: Path) -> dict[str, list[str]]:
 
 
 def suites() -> dict[str, list[str]]:
-    """The suites of the prebuilt folder ({} when $METASIM_PREBUILT is unset)."""
-    where = folder()
-    return read_suites(where) if where is not None and where.is_dir() else {}
+    """The suites of the prebuilt folders, merged ({} when $METASIM_PREBUILT is unset)."""
+    out: dict[str, list[str]] = {}
+    for where in folders():
+        if where.is_dir():
+            for name, refs in read_suites(where).items():
+                have = out.setdefault(name, [])
+                have += [r for r in refs if r not in have]
+    return out
 
 
 def locate(ref: str) -> Path:
@@ -59,13 +65,14 @@ def locate(ref: str) -> Path:
     if body.endswith(SUFFIX):
         path = Path(body)
     else:
-        where = folder()
-        if where is None:
+        where = folders()
+        if not where:
             raise LookupError(
                 f"{ref!r}: set ${ENV} to the folder `metasim scene prebuild` wrote, or give "
                 f"the path of a {SUFFIX} file"
             )
-        path = where / f"{body}{SUFFIX}"
+        found = [w / f"{body}{SUFFIX}" for w in where if (w / f"{body}{SUFFIX}").is_file()]
+        path = found[0] if found else where[0] / f"{body}{SUFFIX}"
     if not path.is_file():
         raise LookupError(f"{ref!r}: no such prebuilt scene ({path})")
     return path
