@@ -213,3 +213,19 @@ def test_every_builtin_scene_round_trips(tmp_path: Path, monkeypatch: pytest.Mon
         for which, compiled in (("a", original), ("b", loaded)):
             mujoco.mj_saveModel(compiled.model, str(tmp_path / f"{which}.mjb"))
         assert (tmp_path / "a.mjb").read_bytes() == (tmp_path / "b.mjb").read_bytes(), name
+
+
+@pytest.mark.slow
+def test_device_bench_script_runs_on_prebuilt_tasks(tmp_path: Path) -> None:
+    """bench/warp_device.py (bench/gpu.md's device script) on a prebuilt task, here on
+    Warp's CPU device: one JSON line per world count, the warp handler's own rates."""
+    assert cli_main(["scene", "prebuild", "lift_cube", "--out", str(tmp_path / "p")]) == 0
+    proc = subprocess.run(
+        [sys.executable, "bench/warp_device.py", str(tmp_path / "p"), "--worlds", "1", "2",
+         "--steps", "2"],
+        capture_output=True, text=True, timeout=900, env={**os.environ, "MUJOCO_GL": "egl"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert [(x["scene"], x["worlds"]) for x in lines] == [("lift_cube", 1), ("lift_cube", 2)]
+    assert all(x["physics_steps_per_s"] > 0 for x in lines)
