@@ -211,3 +211,32 @@ def test_warp_outcomes_agree_with_the_package(tmp_path: Path, mw_ref: MetaWorldR
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["config"]["backend"] == "warp"
     assert "equality_jdotv: false" in manifest["backend_fidelity"]
+
+
+# MuJoCo >= 3.12's box-box routine (native's, which the warp backend uses too) solves
+# shelf-place 6/10 where the package on 3.3.0 solves 10/10; MuJoCo Warp's GJK/EPA box-box
+# gives 10/10 (docs/support_matrix.md, "Meta-World MT10 and MT50 on warp").
+BOX_BOX = {"shelf-place-v3"}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not os.environ.get("METASIM_METAWORLD_FULL"), reason="MT50 x 10 on warp: ~50 min (full flag)"
+)
+def test_warp_mt50_within_the_package_interval(tmp_path: Path, mw_ref: MetaWorldRef) -> None:
+    """MT50 x 10 with the expert on warp: every task's success within its paired interval
+    of the package's, but the box-box task, where warp gives native metasim's outcomes
+    (measured: 489/500 episodes agree with the package, 49/50 tasks within)."""
+    tasks = compare.suite_tasks("metaworld_mt50")
+    run = compare.run_metasim(tasks, 10, tmp_path / "warp", num_envs=10, backend="warp")
+    _, ours = compare.run_outcomes(run)
+    rows = compare.compare(tasks, ours, compare.package_table(mw_ref, tasks, 10), 10)
+    assert sum(r.errors for r in rows) == 0
+    outside = sorted(r.task.task for r in rows if not r.within)
+    assert set(outside) <= BOX_BOX, outside
+    known = [t for t in tasks if t.task in BOX_BOX]
+    _, native = compare.run_outcomes(compare.run_metasim(known, 10, tmp_path / "native", 10))
+    native_rows = compare.compare(known, native, compare.package_table(mw_ref, known, 10), 10)
+    solved = {r.task.task: sum(o.success for o in r.metasim) for r in native_rows}
+    for row in (r for r in rows if r.task.task in BOX_BOX):
+        assert sum(o.success for o in row.metasim) == solved[row.task.task], row.task.task
