@@ -30,7 +30,7 @@ from metasim.errors import MetasimInputError
 from metasim.evaluate.config import EvalConfig
 from metasim.evaluate.plan import Plan, PlanItem
 from metasim.evaluate.records import EpisodeRecord
-from metasim.evaluate.rollout import run_task
+from metasim.evaluate.rollout import check_fit, run_task
 from metasim.evaluate.runner import versions
 from metasim.policies.observation import ObservationSpec
 from metasim.scene.compile import CompiledScene
@@ -139,6 +139,9 @@ def collect(
                 str(task.path),
                 [f"task.control_hz is {hz}; the dataset's first task runs at another rate"],
             )
+    cfg.rollout.options.preflight()  # what the policy needs here, before the folder
+    for comp in compiled:
+        check_fit(comp, cfg.rollout)  # the policy's conventions fit every task's robot
     spec = dataset_spec(cfg, opts, compiled[0], cameras)
     writer = DatasetWriter(Path(str(cfg.out)), opts.repo_id or f"metasim/{cfg.suite.name}", spec)
     try:

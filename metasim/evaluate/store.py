@@ -52,7 +52,10 @@ class RunStore:
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         refuse_foreign_folder(run_dir)
-        make_run_dir(run_dir)
+        make = not _exists(run_dir)
+        make_run_dir(run_dir)  # a path that cannot be a folder is refused here
+        self.made_dir = make
+        self.fresh = not (run_dir / "manifest.json").exists()  # a new run, not a resume
         self._lock = RunLock(run_dir)
         self.path = run_dir / "episodes.duckdb"
         try:
@@ -153,6 +156,22 @@ class RunStore:
         self.con.close()
         self._lock.release()
 
+    def discard_unused(self) -> bool:
+        """Close the store and remove what this run wrote when it is a new run that
+        recorded no episode (refused as it started): a refused run leaves no folder to
+        block the corrected rerun into the same `out=`. True when removed."""
+        if not self.fresh or self.done():
+            return False
+        self.close()
+        for name in ("episodes.duckdb", "episodes.duckdb.wal", "manifest.json", "run.lock"):
+            (self.run_dir / name).unlink(missing_ok=True)
+        if self.made_dir:
+            try:
+                self.run_dir.rmdir()  # only if nothing else was put there meanwhile
+            except OSError:
+                pass
+        return True
+
 
 # What only a run folder holds: its store (or one moved aside by salvage) or its manifest.
 _RUN_FILES = ("episodes.duckdb", "manifest.json")
@@ -224,6 +243,13 @@ def make_run_dir(run_dir: Path) -> None:
             else f"cannot create the folder ({exc.strerror or exc})"
         )
         raise MetasimInputError(f"out={run_dir}", [why], "Choose another out=") from None
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # a name too long: make_run_dir says why
+        return False
 
 
 def _is_file(path: Path) -> bool:

@@ -139,6 +139,9 @@ def test_failed_episodes_are_left_out_unless_keep_all(
         (["executor=ray"], "executor"),
         (["adaptive=true"], "adaptive"),
         (["policy.nonsense=1"], "policy.nonsense"),
+        # issue #33 item 6: refused before the dataset's folder is written
+        (["policy=lerobot", "policy.path=/nonexistent"], "/nonexistent: folder does not exist"),
+        (["policy=metaworld_expert"], "'mocap_delta' cannot drive a 'position' robot"),
     ],
 )
 def test_bad_options_exit_2(
