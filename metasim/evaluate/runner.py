@@ -28,7 +28,7 @@ import numpy as np
 from metasim.errors import MetasimInputError
 from metasim.evaluate.checkpoint import checkpoint_record
 from metasim.evaluate.config import EvalConfig
-from metasim.evaluate.executors import Shard, run_local, run_ray
+from metasim.evaluate.executors import Shard, check_ray, run_local, run_ray
 from metasim.evaluate.plan import Plan, PlanItem
 from metasim.evaluate.records import CellSummary, EpisodeRecord, RunSummary, TaskSummary
 from metasim.evaluate.store import RunStore
@@ -192,12 +192,15 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None, extend: bool = False)
 def preflight(cfg: EvalConfig, plan: Plan) -> None:
     """What would refuse the run as it starts, checked before its folder is written: the
     policy's options, what it needs on this machine (a checkpoint folder, when it runs
-    here) and whether its conventions fit the first task's robot and cameras."""
+    here), the Ray cluster it runs on, and whether its conventions fit the first task's
+    robot and cameras."""
     from metasim.evaluate.rollout import check_fit
 
     spec = cfg.rollout
     if cfg.executor == "local":
         spec.options.preflight()
+    else:
+        check_ray(cfg.ray_address)  # installed, and a cluster address given answers
     first = next(plan.items(), None)
     if first is not None:
         check_fit(first.compile(), spec)
