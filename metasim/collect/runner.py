@@ -35,6 +35,7 @@ from metasim.evaluate.runner import versions
 from metasim.policies.observation import ObservationSpec
 from metasim.scene.compile import CompiledScene
 from metasim.scene.schema import Scene
+from metasim.sim.memory import check_env_memory
 
 STATE = "joint_pos (rad) + gripper opening in [0, 1], 1 = open"
 
@@ -140,8 +141,11 @@ def collect(
                 [f"task.control_hz is {hz}; the dataset's first task runs at another rate"],
             )
     cfg.rollout.options.preflight()  # what the policy needs here, before the folder
-    for comp in compiled:
+    for (task, _), comp in zip(plan.tasks, compiled, strict=True):
         check_fit(comp, cfg.rollout)  # the policy's conventions fit every task's robot
+        if cfg.backend == "mujoco":  # and its envs fit in memory
+            n = min(cfg.num_envs, cfg.episodes)
+            check_env_memory(comp.model, n, f"num_envs={cfg.num_envs}", str(task.ref))
     spec = dataset_spec(cfg, opts, compiled[0], cameras)
     writer = DatasetWriter(Path(str(cfg.out)), opts.repo_id or f"metasim/{cfg.suite.name}", spec)
     try:

@@ -192,9 +192,10 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None, extend: bool = False)
 def preflight(cfg: EvalConfig, plan: Plan) -> None:
     """What would refuse the run as it starts, checked before its folder is written: the
     policy's options, what it needs on this machine (a checkpoint folder, when it runs
-    here), the Ray cluster it runs on, and whether its conventions fit the first task's
-    robot and cameras."""
+    here), the Ray cluster it runs on, whether its conventions fit the first task's
+    robot and cameras, and whether that task's envs fit in memory."""
     from metasim.evaluate.rollout import check_fit
+    from metasim.sim.memory import check_env_memory
 
     spec = cfg.rollout
     if cfg.executor == "local":
@@ -203,7 +204,11 @@ def preflight(cfg: EvalConfig, plan: Plan) -> None:
         check_ray(cfg.ray_address)  # installed, and a cluster address given answers
     first = next(plan.items(), None)
     if first is not None:
-        check_fit(first.compile(), spec)
+        compiled = first.compile()
+        check_fit(compiled, spec)
+        if cfg.backend == "mujoco":  # the first task's envs fit in memory
+            n = min(cfg.num_envs, cfg.episodes)
+            check_env_memory(compiled.model, n, f"num_envs={cfg.num_envs}", first.name)
 
 
 def aggregate(records: list[EpisodeRecord], tasks: list[str], seed: int) -> dict[str, Any]:
