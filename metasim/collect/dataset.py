@@ -51,7 +51,8 @@ from typing import Any
 import numpy as np
 
 from metasim.errors import MetasimInputError, one_line
-from metasim.evaluate.resume import differing, read_records
+from metasim.evaluate.resume import differing
+from metasim.evaluate.run_files import read_records
 from metasim.evaluate.store import RunLock, make_run_dir
 from metasim.guards import load_json
 

@@ -33,9 +33,9 @@ import duckdb
 from metasim.errors import MetasimInputError
 from metasim.evaluate.records import EpisodeRecord, decode_factors, encode_factors
 from metasim.evaluate.resume import differing, mismatch, normalized
+from metasim.evaluate.run_files import read_manifest
 from metasim.evaluate.salvage import salvage
 from metasim.evaluate.table import COLUMNS, TABLE, create_table
-from metasim.guards import load_json
 
 # The config fields of a run that change its outcomes: a resume must match every one
 # (the policy with all its options, chunk execution and action conventions; the tasks).
@@ -175,37 +175,6 @@ class RunStore:
 
 # What only a run folder holds: its store (or one moved aside by salvage) or its manifest.
 _RUN_FILES = ("episodes.duckdb", "manifest.json")
-
-
-def read_manifest(run_dir: Path) -> dict[str, Any]:
-    """The run folder's manifest.json, checked to be the object metasim eval writes (with
-    its `config` object); missing, unreadable or another shape is an input error naming
-    the file. Every reader of a run's manifest goes through here."""
-    path = run_dir / "manifest.json"
-    if not path.is_file():
-        raise MetasimInputError(str(run_dir), ["not a run folder: it has no manifest.json"])
-    data = load_json(path, "manifest")
-    if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
-        raise MetasimInputError(
-            str(path), ["expected the JSON object metasim eval writes, with its config"]
-        )
-    return data
-
-
-def manifest_config(run_dir: Path) -> Any:
-    """The run's config (`EvalConfig`) from its manifest, validated; a config that does
-    not validate is an input error naming the file and field."""
-    from pydantic import ValidationError
-
-    from metasim.errors import validation_problems
-    from metasim.evaluate.config import EvalConfig
-
-    path = run_dir / "manifest.json"
-    try:
-        return EvalConfig.model_validate(read_manifest(run_dir)["config"])
-    except ValidationError as exc:
-        problems = validation_problems(exc, prefix="config.", show_input=False)
-        raise MetasimInputError(str(path), problems) from None
 
 
 def refuse_foreign_folder(run_dir: Path) -> None:

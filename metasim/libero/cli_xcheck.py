@@ -119,7 +119,7 @@ def parse_tasks(refs: list[str], inits: list[int]) -> list[tuple[str, int]]:
 def rollout_spec(args: argparse.Namespace) -> tuple[Any, list[str]]:
     """The policy's rollout spec, and the LIBERO tasks of the run folder (if any)."""
     from metasim.evaluate.config import compose
-    from metasim.evaluate.store import manifest_config
+    from metasim.evaluate.run_files import manifest_config
     from metasim.policies.base import check_code_allowed
 
     if bool(args.policy) == bool(args.run):
