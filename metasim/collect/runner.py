@@ -162,6 +162,9 @@ def collect(
                 _Batch(cfg, opts, writer, obs_spec, advance).run(item, todo)
         writer.verify()  # what this run leaves loads, as what it resumed from did
         return CollectResult(writer.root, tally(writer.records(), plan.names))
+    except BaseException:
+        writer.discard_unused()  # refused before its first episode: no folder left
+        raise
     finally:
         writer.close()
 
