@@ -160,6 +160,9 @@ def bounded_target(address: str | None) -> str | None:
     from ray._private import services
 
     given = address or os.environ.get("RAY_ADDRESS") or None
+    if os.environ.get(AUTH_MODE) == "token" and token_source() is None:
+        # what Ray refuses before it connects anywhere (checked first, as Ray does)
+        raise connect_error(given, RuntimeError("Authentication token not found"))
     timeout = limit("METASIM_RAY_CONNECT_TIMEOUT_S")
     try:
         resolved = services.canonicalize_bootstrap_address(given)  # type: ignore[arg-type]
@@ -188,9 +191,13 @@ def bounded_target(address: str | None) -> str | None:
 @contextmanager
 def bounded_retries(target: str | None) -> Iterator[None]:
     """Ray's own retries of an existing cluster's GCS cut to METASIM_RAY_CONNECT_TIMEOUT_S
-    seconds for the duration (unless `RAY_gcs_server_port_wait_time_s` is set); a local
-    start keeps Ray's wait."""
-    if target in (None, "local") or _WAIT in os.environ:
+    seconds for the duration (unless `RAY_gcs_server_port_wait_time_s` or Ray's
+    `RAY_NUM_REDIS_GET_RETRIES` is set); a local start keeps Ray's wait."""
+    if (
+        target in (None, "local")
+        or _WAIT in os.environ
+        or "RAY_NUM_REDIS_GET_RETRIES" in os.environ
+    ):
         yield
         return
     os.environ[_WAIT] = str(limit("METASIM_RAY_CONNECT_TIMEOUT_S"))
