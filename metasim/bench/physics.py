@@ -250,6 +250,7 @@ def profile_outputs(profile: str | Path, num_envs: int | None) -> Path:
 def run_physics_bench_cli(args: argparse.Namespace) -> int:
     from metasim.guards import check_budget
     from metasim.sim import BACKENDS
+    from metasim.sim.memory import check_env_memory
 
     if args.backend not in BACKENDS:
         raise MetasimInputError(
@@ -258,6 +259,10 @@ def run_physics_bench_cli(args: argparse.Namespace) -> int:
     if any(n < 1 for n in args.num_envs) or args.steps < 1 or args.repeats < 1:
         raise MetasimInputError("command line", ["--num-envs, --steps and --repeats must be >= 1"])
     check_budget("--num-envs × --steps", max(args.num_envs) * args.steps, "METASIM_MAX_ENV_STEPS")
+    if args.backend == "mujoco":  # the most envs asked for fit in memory, before any runs
+        most = max(args.num_envs)
+        model = compile_task(args.scene, "--scene").model
+        check_env_memory(model, most, f"--num-envs {most}", args.scene)
     if args.backend == "mujoco" and not args.profile:
         # the task source's own bench, next to its reference simulator (native stepping);
         # another backend or --profile gets the standard bench of the source's scene

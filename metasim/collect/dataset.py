@@ -51,7 +51,8 @@ from typing import Any
 import numpy as np
 
 from metasim.errors import MetasimInputError, one_line
-from metasim.evaluate.resume import differing, read_records
+from metasim.evaluate.resume import differing
+from metasim.evaluate.run_files import read_records
 from metasim.evaluate.store import RunLock, make_run_dir
 from metasim.guards import load_json
 
@@ -151,6 +152,7 @@ class DatasetWriter:
         self.ds: Any = None
         self.pending: list[dict[str, Any]] = []
         known = (root / META / COLLECT_FILE).is_file()
+        self.fresh, self.made_dir = not known, not root.exists()
         if not known and root.is_dir() and not _holds_only_ours(root):
             raise MetasimInputError(
                 f"out={root}",
@@ -170,6 +172,27 @@ class DatasetWriter:
         except BaseException:
             self._lock.release()
             raise
+
+    def discard_unused(self) -> bool:
+        """Remove what this writer put in a new folder that got no episode (a run refused
+        as it started), so the corrected rerun into the same `out=` is not refused as
+        other settings: the folder held nothing but a killed first run's files (checked
+        when it was opened). True when removed."""
+        try:
+            if not self.fresh or self.records():
+                return False
+        except MetasimInputError:  # a damaged episode file: left for the user to see
+            return False
+        self.ds = None
+        for p in list(self.root.iterdir()):
+            shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+        self._lock.release()
+        if self.made_dir:
+            try:
+                self.root.rmdir()
+            except OSError:
+                pass
+        return True
 
     def close(self) -> None:
         """Release the folder (an unfinished batch stays pending, undone by the next run)."""

@@ -30,11 +30,12 @@ from metasim.errors import MetasimInputError
 from metasim.evaluate.config import EvalConfig
 from metasim.evaluate.plan import Plan, PlanItem
 from metasim.evaluate.records import EpisodeRecord
-from metasim.evaluate.rollout import run_task
+from metasim.evaluate.rollout import check_fit, run_task
 from metasim.evaluate.runner import versions
 from metasim.policies.observation import ObservationSpec
 from metasim.scene.compile import CompiledScene
 from metasim.scene.schema import Scene
+from metasim.sim.memory import check_env_memory
 
 STATE = "joint_pos (rad) + gripper opening in [0, 1], 1 = open"
 
@@ -139,6 +140,12 @@ def collect(
                 str(task.path),
                 [f"task.control_hz is {hz}; the dataset's first task runs at another rate"],
             )
+    cfg.rollout.options.preflight()  # what the policy needs here, before the folder
+    for (task, _), comp in zip(plan.tasks, compiled, strict=True):
+        check_fit(comp, cfg.rollout)  # the policy's conventions fit every task's robot
+        if cfg.backend == "mujoco":  # and its envs fit in memory
+            n = min(cfg.num_envs, cfg.episodes)
+            check_env_memory(comp.model, n, f"num_envs={cfg.num_envs}", str(task.ref))
     spec = dataset_spec(cfg, opts, compiled[0], cameras)
     writer = DatasetWriter(Path(str(cfg.out)), opts.repo_id or f"metasim/{cfg.suite.name}", spec)
     try:
@@ -155,6 +162,9 @@ def collect(
                 _Batch(cfg, opts, writer, obs_spec, advance).run(item, todo)
         writer.verify()  # what this run leaves loads, as what it resumed from did
         return CollectResult(writer.root, tally(writer.records(), plan.names))
+    except BaseException:
+        writer.discard_unused()  # refused before its first episode: no folder left
+        raise
     finally:
         writer.close()
 

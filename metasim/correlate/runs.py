@@ -13,7 +13,7 @@ from pathlib import Path
 from metasim.correlate.study import Entry, Study, check_unique
 from metasim.correlate.tables import Problems, Row, parse_count, parse_name, parse_rate, read_rows
 from metasim.errors import MetasimInputError
-from metasim.evaluate.records import RunSummary
+from metasim.evaluate.run_files import read_summary
 
 REAL_COLUMNS = ["task", "policy", "real_success"]
 
@@ -27,7 +27,7 @@ def load_sim_runs(run_dirs: list[str | Path]) -> dict[tuple[str, str], SimRow]:
         if not run_dir.is_dir() or not (run_dir / "summary.json").is_file():
             hint = "expected a run folder written by `metasim eval`"
             raise MetasimInputError(str(run_dir), [f"no summary.json ({hint})"])
-        summary = RunSummary.load(run_dir)
+        summary = read_summary(run_dir)
         problems = Problems(str(run_dir / "summary.json"))
         policy = summary.policy_name
         if policy is None:

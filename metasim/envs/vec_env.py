@@ -30,6 +30,7 @@ from metasim.scene.schema import Scene
 from metasim.scene.sources import compile_task
 from metasim.sim import get_backend
 from metasim.sim.base import Kinematics, ModelEdit
+from metasim.sim.memory import check_env_memory
 from metasim.tasks.fixture_placement import (
     FixturePoses,
     nominal_fixture_poses,
@@ -104,6 +105,8 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         **backend_options: Any,
     ) -> None:
         self.compiled = as_compiled(scene)
+        if backend == "mujoco":  # refused before it allocates (metasim.sim.memory)
+            check_env_memory(self.compiled.model, num_envs, f"num_envs={num_envs}")
         self.noise = noise or RuntimeNoise()
         self.num_envs = num_envs
         self.device = device

@@ -21,7 +21,12 @@ from typing import Any
 from metasim.envs.noise import RuntimeNoise
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
-from metasim.evaluate.ray_connect import connect_error, token_mode_if_available
+from metasim.evaluate.ray_connect import (
+    bounded_retries,
+    bounded_target,
+    connect_error,
+    token_mode_if_available,
+)
 from metasim.evaluate.rollout import EpisodeRecord, run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.scene import compile_scene
@@ -71,22 +76,34 @@ def run_local(shards: Iterable[Shard]) -> Iterator[EpisodeRecord]:
         yield from run_shard(shard)
 
 
-def run_ray(
-    shards: Iterable[Shard], address: str | None, max_retries: int = 3, window: int = 256
-) -> Iterator[EpisodeRecord]:
-    """Run shards as Ray tasks, at most `window` in flight (shards are made as they are
-    sent); yield the records of each shard as it completes."""
+def _import_ray() -> Any:
     try:
         import ray
     except ImportError:
         raise MetasimInputError(
             "executor=ray", ["Ray is not installed here; pip install 'metasim[ray]'"]
         ) from None
+    return ray
+
+
+def check_ray(address: str | None) -> None:
+    """Before a run folder is written: Ray is installed and a cluster address given
+    (`address` or RAY_ADDRESS) answers (see `ray_connect.bounded_target`)."""
+    if not _import_ray().is_initialized() and (address or os.environ.get("RAY_ADDRESS")):
+        bounded_target(address)  # (a stale ray_current_cluster file: noted as it connects)
+
+
+def run_ray(
+    shards: Iterable[Shard], address: str | None, max_retries: int = 3, window: int = 256
+) -> Iterator[EpisodeRecord]:
+    """Run shards as Ray tasks, at most `window` in flight (shards are made as they are
+    sent); yield the records of each shard as it completes."""
+    ray = _import_ray()
     if ray.is_initialized():
         yield from _run_ray_tasks(ray, shards, max_retries, window)
         return
-    target = address or os.environ.get("RAY_ADDRESS")
-    with token_mode_if_available(target):
+    target = bounded_target(address)  # an address that does not answer: exit 2, no hang
+    with token_mode_if_available(target if target != "local" else None), bounded_retries(target):
         try:
             ray.init(address=target, ignore_reinit_error=True, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError, ray.exceptions.RayError) as exc:

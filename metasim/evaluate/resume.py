@@ -92,37 +92,3 @@ def check_resume(path: Path, key: Mapping[str, Any], flag: str) -> None:
     fields = differing(recorded["key"], key)
     if fields:
         raise mismatch(path.parent, fields, flag)
-
-
-def read_records(
-    path: Path, keys: frozenset[str], what: str, cut_partial_tail: bool = False
-) -> list[dict[str, Any]]:
-    """The records of an append-only JSON-lines results file (one object per line, each
-    with `keys`); a missing file holds none. A line that is not one is an input error
-    naming the file and line (exit 2), never a traceback. With `cut_partial_tail`, a last
-    line without its newline (a process killed while appending it: never a finished
-    record) is cut off the file, so the next append starts a line of its own."""
-    if not path.is_file():
-        return []
-    data = path.read_bytes()
-    if cut_partial_tail and data and not data.endswith(b"\n"):
-        keep = data.rfind(b"\n") + 1
-        with path.open("r+b") as f:
-            f.truncate(keep)
-        data = data[:keep]
-    out = []
-    for i, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            rec = None
-        if not isinstance(rec, dict) or not keys <= set(rec):
-            raise MetasimInputError(
-                str(path),
-                [f"line {i}: expected {what} (a JSON object with {', '.join(sorted(keys))})"],
-                "Restore the file, or choose another folder",
-            )
-        out.append(rec)
-    return out

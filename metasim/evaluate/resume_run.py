@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from metasim.errors import MetasimInputError, validation_problems
 from metasim.evaluate.config import EvalConfig
-from metasim.evaluate.store import read_manifest
+from metasim.evaluate.run_files import read_manifest
 from metasim.policies.base import check_code_allowed
 
 ALLOWED = ("episodes", "num_envs", "threads", "executor", "ray_address", "shard_episodes")

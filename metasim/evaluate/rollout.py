@@ -67,11 +67,7 @@ def run_task(
     todo = list(range(episodes)) if isinstance(episodes, int) else list(episodes)
     if not todo:
         return
-    try:
-        convert = converter_for(compiled, spec.actions)
-        views = camera_views(compiled, spec.observation)
-    except (ValueError, ValidationError) as exc:
-        raise MetasimInputError("policy config", [f"policy.{one_line(str(exc))}"]) from None
+    convert, views = check_fit(compiled, spec)
     n = max(1, min(spec.num_envs, len(todo)))
     env = MetasimVectorEnv(
         compiled,
@@ -109,6 +105,15 @@ def run_task(
         if policy is not None:
             policy.close()
         env.close()
+
+
+def check_fit(compiled: CompiledScene, spec: RolloutSpec) -> tuple[ActionConverter, list[Any]]:
+    """The converter of `spec`'s actions and the camera views of its observation on this
+    scene; a convention the scene's robot or cameras cannot serve is an input error."""
+    try:
+        return converter_for(compiled, spec.actions), camera_views(compiled, spec.observation)
+    except (ValueError, ValidationError) as exc:
+        raise MetasimInputError("policy config", [f"policy.{one_line(str(exc))}"]) from None
 
 
 class _Loop:

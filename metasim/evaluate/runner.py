@@ -28,7 +28,7 @@ import numpy as np
 from metasim.errors import MetasimInputError
 from metasim.evaluate.checkpoint import checkpoint_record
 from metasim.evaluate.config import EvalConfig
-from metasim.evaluate.executors import Shard, run_local, run_ray
+from metasim.evaluate.executors import Shard, check_ray, run_local, run_ray
 from metasim.evaluate.plan import Plan, PlanItem
 from metasim.evaluate.records import CellSummary, EpisodeRecord, RunSummary, TaskSummary
 from metasim.evaluate.store import RunStore
@@ -145,10 +145,11 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None, extend: bool = False)
     """
     plan = Plan.of(cfg)  # every task and cell is checked before any runs
     names, cells = plan.names, plan.cells
-    cfg.rollout  # noqa: B018 -- a bad policy option is refused before the folder exists
+    preflight(cfg, plan)  # a bad policy option or checkpoint, before the folder exists
     run_dir = Path(cfg.out) if cfg.out else default_run_dir(cfg)
     store = RunStore(run_dir)
     start = time.perf_counter()
+    closed = False
     try:
         store.check_manifest(manifest(cfg, names, plan.cell_ids), extend)
         runner = _Runner(cfg, store, progress, names, len(cells))
@@ -179,9 +180,35 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None, extend: bool = False)
             run_dir=str(run_dir),
         )
         summary.write(run_dir)
+    except BaseException:
+        closed = store.discard_unused()  # refused before its first episode: no folder
+        raise
     finally:
-        store.close()  # the run folder stays locked until its summary is written
+        if not closed:
+            store.close()  # the run folder stays locked until its summary is written
     return RunResult(run_dir, summary, records)
+
+
+def preflight(cfg: EvalConfig, plan: Plan) -> None:
+    """What would refuse the run as it starts, checked before its folder is written: the
+    policy's options, what it needs on this machine (a checkpoint folder, when it runs
+    here), the Ray cluster it runs on, whether its conventions fit the first task's
+    robot and cameras, and whether that task's envs fit in memory."""
+    from metasim.evaluate.rollout import check_fit
+    from metasim.sim.memory import check_env_memory
+
+    spec = cfg.rollout
+    if cfg.executor == "local":
+        spec.options.preflight()
+    else:
+        check_ray(cfg.ray_address)  # installed, and a cluster address given answers
+    first = next(plan.items(), None)
+    if first is not None:
+        compiled = first.compile()
+        check_fit(compiled, spec)
+        if cfg.backend == "mujoco":  # the first task's envs fit in memory
+            n = min(cfg.num_envs, cfg.episodes)
+            check_env_memory(compiled.model, n, f"num_envs={cfg.num_envs}", first.name)
 
 
 def aggregate(records: list[EpisodeRecord], tasks: list[str], seed: int) -> dict[str, Any]:

@@ -33,9 +33,9 @@ import duckdb
 from metasim.errors import MetasimInputError
 from metasim.evaluate.records import EpisodeRecord, decode_factors, encode_factors
 from metasim.evaluate.resume import differing, mismatch, normalized
+from metasim.evaluate.run_files import read_manifest
 from metasim.evaluate.salvage import salvage
 from metasim.evaluate.table import COLUMNS, TABLE, create_table
-from metasim.guards import load_json
 
 # The config fields of a run that change its outcomes: a resume must match every one
 # (the policy with all its options, chunk execution and action conventions; the tasks).
@@ -52,7 +52,10 @@ class RunStore:
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         refuse_foreign_folder(run_dir)
-        make_run_dir(run_dir)
+        make = not _exists(run_dir)
+        make_run_dir(run_dir)  # a path that cannot be a folder is refused here
+        self.made_dir = make
+        self.fresh = not (run_dir / "manifest.json").exists()  # a new run, not a resume
         self._lock = RunLock(run_dir)
         self.path = run_dir / "episodes.duckdb"
         try:
@@ -153,40 +156,25 @@ class RunStore:
         self.con.close()
         self._lock.release()
 
+    def discard_unused(self) -> bool:
+        """Close the store and remove what this run wrote when it is a new run that
+        recorded no episode (refused as it started): a refused run leaves no folder to
+        block the corrected rerun into the same `out=`. True when removed."""
+        if not self.fresh or self.done():
+            return False
+        self.close()
+        for name in ("episodes.duckdb", "episodes.duckdb.wal", "manifest.json", "run.lock"):
+            (self.run_dir / name).unlink(missing_ok=True)
+        if self.made_dir:
+            try:
+                self.run_dir.rmdir()  # only if nothing else was put there meanwhile
+            except OSError:
+                pass
+        return True
+
 
 # What only a run folder holds: its store (or one moved aside by salvage) or its manifest.
 _RUN_FILES = ("episodes.duckdb", "manifest.json")
-
-
-def read_manifest(run_dir: Path) -> dict[str, Any]:
-    """The run folder's manifest.json, checked to be the object metasim eval writes (with
-    its `config` object); missing, unreadable or another shape is an input error naming
-    the file. Every reader of a run's manifest goes through here."""
-    path = run_dir / "manifest.json"
-    if not path.is_file():
-        raise MetasimInputError(str(run_dir), ["not a run folder: it has no manifest.json"])
-    data = load_json(path, "manifest")
-    if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
-        raise MetasimInputError(
-            str(path), ["expected the JSON object metasim eval writes, with its config"]
-        )
-    return data
-
-
-def manifest_config(run_dir: Path) -> Any:
-    """The run's config (`EvalConfig`) from its manifest, validated; a config that does
-    not validate is an input error naming the file and field."""
-    from pydantic import ValidationError
-
-    from metasim.errors import validation_problems
-    from metasim.evaluate.config import EvalConfig
-
-    path = run_dir / "manifest.json"
-    try:
-        return EvalConfig.model_validate(read_manifest(run_dir)["config"])
-    except ValidationError as exc:
-        problems = validation_problems(exc, prefix="config.", show_input=False)
-        raise MetasimInputError(str(path), problems) from None
 
 
 def refuse_foreign_folder(run_dir: Path) -> None:
@@ -224,6 +212,13 @@ def make_run_dir(run_dir: Path) -> None:
             else f"cannot create the folder ({exc.strerror or exc})"
         )
         raise MetasimInputError(f"out={run_dir}", [why], "Choose another out=") from None
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # a name too long: make_run_dir says why
+        return False
 
 
 def _is_file(path: Path) -> bool:

@@ -92,10 +92,18 @@ def parse_tasks(refs: list[str], inits: list[int]) -> list[tuple[str, int]]:
     from metasim.libero.checks.parity import check_args
     from metasim.libero.importer import paths
 
+    def checked(suite: str, task: int, init: int, ref: str) -> None:
+        """`check_args`, its error naming this verb's flags (--tasks, --inits)."""
+        try:
+            check_args(suite, task, init, 1)
+        except MetasimInputError as exc:
+            flag = "--inits" if exc.source == "--init" else "--tasks"
+            raise MetasimInputError(flag, [f"{ref!r}: {p}" for p in exc.problems]) from None
+
     out = []
     for ref in refs:
         suite, _, index = ref.removeprefix("libero:").partition("/")
-        check_args(suite, 0, 0, 1)  # the suite itself first
+        checked(suite, 0, 0, ref)  # the suite itself first
         n = len(paths.suite_tasks(suite))
         lo, hi = _range(index, "--tasks", ref) if index else (0, n - 1)
         if hi >= n:
@@ -103,7 +111,7 @@ def parse_tasks(refs: list[str], inits: list[int]) -> list[tuple[str, int]]:
         ids = range(lo, hi + 1)
         for task in ids:
             for k in (min(inits), max(inits)):
-                check_args(suite, task, k, 1)
+                checked(suite, task, k, ref)
             out.append((suite, task))
     return list(dict.fromkeys(out))
 
@@ -111,7 +119,7 @@ def parse_tasks(refs: list[str], inits: list[int]) -> list[tuple[str, int]]:
 def rollout_spec(args: argparse.Namespace) -> tuple[Any, list[str]]:
     """The policy's rollout spec, and the LIBERO tasks of the run folder (if any)."""
     from metasim.evaluate.config import compose
-    from metasim.evaluate.store import manifest_config
+    from metasim.evaluate.run_files import manifest_config
     from metasim.policies.base import check_code_allowed
 
     if bool(args.policy) == bool(args.run):

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from metasim.cli.verbs import verb
+from metasim.errors import MetasimInputError
 from metasim.guards import OUT_DIR, SEED, bounded_int, check_out_dir
 
 CAMERAS = ("corner", "corner2", "corner3", "corner4", "topview", "behindGripper", "gripperPOV")
@@ -62,9 +63,8 @@ def _add_modeldiff(sub: Any) -> None:
     md.add_argument("--json", action="store_true", help="print the differences as JSON")
 
 
-def _tasks(text: str, benchmark: str) -> list[str]:
-    """The env names to draw from: `--tasks` (checked) or the benchmark's (MT50's for MT1)."""
-    from metasim.errors import MetasimInputError
+def _tasks(text: str, benchmark: str, flag: str = "--tasks") -> list[str]:
+    """The env names to draw from: `flag`'s (checked) or the benchmark's (MT50's for MT1)."""
     from metasim.metaworld.importer import paths
     from metasim.metaworld.importer.source import benchmark_tasks
 
@@ -76,7 +76,7 @@ def _tasks(text: str, benchmark: str) -> list[str]:
     bad = [t for t in names if t not in allowed]
     if bad:
         raise MetasimInputError(
-            "--tasks", [f"unknown task(s) {bad} for {benchmark}; expected env names such as "
+            flag, [f"unknown task(s) {bad} for {benchmark}; expected env names such as "
                         f"{allowed[0]!r} (one of {len(allowed)})"],
         )  # fmt: skip
     return names
@@ -119,7 +119,10 @@ def run_modeldiff(args: argparse.Namespace) -> int:
     from metasim.metaworld.reference.initstates import init_states
     from metasim.metaworld.reference.simulator import ensure_venv
 
-    task = _tasks(args.task, args.benchmark)[0]
+    names = _tasks(args.task, args.benchmark, "--task")
+    if len(names) != 1 or not args.task.strip():
+        raise MetasimInputError("--task", [f"expected one env name, got {args.task!r}"])
+    task = names[0]
     python = ensure_venv()
     states = init_states(task, args.benchmark, "train", 0, range(50))
     rows = [("3.3.0 vs 4.0 compile", d) for d in pf.version_diff(task, python)]

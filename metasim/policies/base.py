@@ -37,6 +37,11 @@ class PolicyOptions(BaseModel):
     actions: ActionConvention = Field(default_factory=ActionConvention)
     observation: ObservationSpec = Field(default_factory=ObservationSpec)
 
+    def preflight(self) -> None:
+        """Cheap checks of what the policy needs on this machine (a checkpoint folder's
+        files), run by eval and collect before any run folder is written; a problem is
+        a `MetasimInputError`. Default: none (a kind overrides it)."""
+
 
 OptionsT = TypeVar("OptionsT", bound=PolicyOptions)
 

@@ -45,6 +45,12 @@ class LeRobotOptions(AdapterOptions):
     resize: Literal["resize_with_pad", "resize", "center_crop"] = "resize"
     n_action_steps: int | None = Field(default=None, ge=1)  # default: the checkpoint's
 
+    def preflight(self) -> None:
+        """The checkpoint folder holds LeRobot's files (what `LeRobotRunner` checks)."""
+        from metasim.policies.lerobot_runner import checkpoint_problems
+
+        checkpoint_problems(self.path)
+
 
 class LeRobotPolicy(AdapterPolicy):
     batched = True

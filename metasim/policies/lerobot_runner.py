@@ -91,17 +91,22 @@ def check_checkpoint_folder(path: Path) -> list[str]:
     return problems
 
 
+def checkpoint_problems(path: str | Path) -> None:
+    """`check_checkpoint_folder`'s problems as an input error naming the folder."""
+    problems = check_checkpoint_folder(Path(path))
+    if problems:
+        no_processor = {f"{PREPROCESSOR_FILE} is missing", f"{POSTPROCESSOR_FILE} is missing"}
+        hint = _MIGRATE_HINT if no_processor & set(problems) else ""
+        raise MetasimInputError(str(path), problems, hint=hint)
+
+
 class LeRobotRunner:
     """A LeRobot policy checkpoint, loaded from a local folder, run on numpy batches."""
 
     def __init__(self, path: str | Path, device: str = "cpu") -> None:
         self.path = Path(path)
         self.device = device
-        problems = check_checkpoint_folder(self.path)
-        if problems:
-            no_processor = {f"{PREPROCESSOR_FILE} is missing", f"{POSTPROCESSOR_FILE} is missing"}
-            hint = _MIGRATE_HINT if no_processor & set(problems) else ""
-            raise MetasimInputError(str(path), problems, hint=hint)
+        checkpoint_problems(path)
         import_lerobot()
         from lerobot.configs.policies import PreTrainedConfig
         from lerobot.policies.factory import get_policy_class, make_pre_post_processors

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -32,15 +32,18 @@ PROTOCOL = "metasim-raw-1"  # what the metadata frame says the server expects
 class SceneCache:
     """Compiled scenes keyed by the client's scene text, least recently used evicted
     beyond `capacity`; a scene that fails to compile is never stored. Scenes come from
-    the network: the files they name must lie in `root`, the package's assets folder
-    (metasim.policies.network_scene).
+    the network: the files they name must lie in `root`, the package's assets folder, or
+    in an installed benchmark's asset folders (metasim.policies.network_scene).
 
     Compiles run outside the cache's lock, so one client's big scene never holds up
     another's; two requests for the same scene at once share one compile."""
 
-    def __init__(self, capacity: int = 16, root: Path = ASSETS) -> None:
+    def __init__(
+        self, capacity: int = 16, root: Path = ASSETS, roots: Sequence[Path] | None = None
+    ) -> None:
         self._lock = threading.Lock()
         self.capacity, self.root = capacity, root
+        self.roots = roots  # the benchmarks' asset folders (None: every task source's)
         self._scenes: OrderedDict[str, CompiledScene] = OrderedDict()
         self._building: dict[str, Future[CompiledScene]] = {}
 
@@ -75,7 +78,7 @@ class SceneCache:
         return compiled
 
     def _compile(self, text: str) -> CompiledScene:
-        scene = network_scene(Scene.model_validate_json(text), self.root)
+        scene = network_scene(Scene.model_validate_json(text), self.root, self.roots)
         return compile_scene(scene, base_dir=self.root)
 
 

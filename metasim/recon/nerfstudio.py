@@ -158,9 +158,18 @@ def _pose(source: str, where: str, matrix: Any) -> np.ndarray:
         mat = np.asarray(matrix, dtype=np.float64)
     except (ValueError, TypeError):
         raise MetasimInputError(source, [f"{where}.transform_matrix: {expected}"]) from None
-    if mat.shape not in ((4, 4), (3, 4)) or not np.isfinite(mat).all():
+    if mat.shape not in ((4, 4), (3, 4)):
         got = "missing" if matrix is None else f"shape {mat.shape}"
         raise MetasimInputError(source, [f"{where}.transform_matrix: {expected}, got {got}"])
+    if not np.isfinite(mat).all():
+        row, col = (int(i) for i in np.argwhere(~np.isfinite(mat))[0])
+        raise MetasimInputError(
+            source,
+            [
+                f"{where}.transform_matrix[{row}][{col}]: expected a finite number, "
+                f"got {mat[row, col]}"
+            ],
+        )
     pose = np.eye(4)
     pose[:3] = mat[:3]
     rot = pose[:3, :3]
@@ -207,5 +216,18 @@ def _one_camera(
 
 
 def _exists(source: str, path: Path, field: str) -> None:
+    """`path` (named by `field`) is a file inside the scan's folder: its resolved path (links
+    followed) lies under the folder's, so a scan never reads a file it does not hold."""
+    folder = Path(source).parent
+    try:
+        inside = path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError) as exc:  # a link loop
+        raise MetasimInputError(source, [f"{field}: not a usable path ({exc})"]) from None
+    if not inside:
+        raise MetasimInputError(
+            source,
+            [f"{field}: {path} lies outside the scan's folder {folder}"],
+            "Every file a scan names must be inside its folder; copy the file in",
+        )
     if not path.is_file():
         raise MetasimInputError(str(path), [f"no such file (named by {field} in {source})"], HINT)

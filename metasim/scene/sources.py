@@ -64,6 +64,13 @@ class TaskSource:
         reference simulator (its figures, JSON-ready); None: the standard bench."""
         return None
 
+    def asset_roots(self) -> list[Path]:
+        """The folders whose files this source's scenes name by absolute path: the
+        installed benchmark package's assets and the files metasim generates for it
+        ([] if none, or if the package is not installed). `metasim serve` accepts a
+        network scene's absolute name only inside one of them."""
+        return []
+
 
 SOURCES: Registry[TaskSource] = Registry("task source")
 S = TypeVar("S", bound=type[TaskSource])
@@ -185,6 +192,14 @@ def load_task_scene(ref: str, where: str = "") -> Scene:
 def compile_task(ref: str | Path, where: str = "") -> CompiledScene:
     """Load and compile the scene of a reference (a scene file path, a name, `PREFIX:REF`)."""
     return resolve_input(str(ref), where or str(ref)).compile()
+
+
+def asset_roots() -> list[Path]:
+    """Every source's `asset_roots`, resolved (links followed), those that exist."""
+    out: list[Path] = []
+    for _, source in SOURCES.items():
+        out += [p.resolve() for p in source.asset_roots() if p.is_dir()]
+    return list(dict.fromkeys(out))
 
 
 def all_suites() -> dict[str, list[str]]:

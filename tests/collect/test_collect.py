@@ -139,6 +139,9 @@ def test_failed_episodes_are_left_out_unless_keep_all(
         (["executor=ray"], "executor"),
         (["adaptive=true"], "adaptive"),
         (["policy.nonsense=1"], "policy.nonsense"),
+        # issue #33 item 6: refused before the dataset's folder is written
+        (["policy=lerobot", "policy.path=/nonexistent"], "/nonexistent: folder does not exist"),
+        (["policy=metaworld_expert"], "'mocap_delta' cannot drive a 'position' robot"),
     ],
 )
 def test_bad_options_exit_2(
@@ -148,6 +151,21 @@ def test_bad_options_exit_2(
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not (tmp_path / "d").exists()  # refused before anything is written
+
+
+def test_a_run_refused_as_it_starts_leaves_no_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A policy that refuses the scene when it is made (after the dataset's folder was
+    opened) leaves no folder, and the corrected rerun into the same out= collects
+    (issue #33 item 6)."""
+    out = tmp_path / "d"
+    assert collect(out, "policy=libero_expert", episodes=1) == 2
+    err = capsys.readouterr().err
+    assert "the libero_expert drives LIBERO's osc_pose controller" in err, err
+    assert not out.exists()
+    assert collect(out, episodes=1) == 0
+    assert load(out).meta.total_episodes == 1
 
 
 def test_out_is_required(capsys: pytest.CaptureFixture[str]) -> None:

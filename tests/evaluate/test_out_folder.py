@@ -72,3 +72,34 @@ def test_resume_names_the_option_that_differs_and_a_damaged_manifest(
     assert _eval(out) == 2
     err = capsys.readouterr().err
     assert "manifest.json: expected the JSON object metasim eval writes" in err, err
+
+
+REFUSED = [  # (policy arguments, what the refusal says)
+    (["policy=lerobot", "policy.path=/nonexistent"], "/nonexistent: folder does not exist"),
+    (["policy=metaworld_expert"], "'mocap_delta' cannot drive a 'position' robot"),
+    (["policy=libero_expert"], "the libero_expert drives LIBERO's osc_pose controller"),
+]
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new", "empty folder"])
+@pytest.mark.parametrize(("policy", "says"), REFUSED, ids=["checkpoint", "space", "factory"])
+def test_a_refused_run_writes_no_folder(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    policy: list[str],
+    says: str,
+    existing: bool,
+) -> None:
+    """A run refused as it starts (a missing checkpoint, an action space the robot cannot
+    take: checked before the folder; a policy that refuses the scene when it is made:
+    what it wrote is removed) leaves no folder, so the corrected rerun into the same
+    `out=` runs instead of being refused as "a different policy" (issue #33 item 6)."""
+    out = tmp_path / "run"
+    if existing:
+        out.mkdir()
+    assert _eval(out, *policy) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and says in err and err.count("\n") == 1, err
+    assert out.is_dir() == existing and not (existing and any(out.iterdir()))
+    assert _eval(out) == 0  # the corrected run
+    assert json.loads((out / "summary.json").read_text())["tasks"]["lift_cube"]["n"] == 1

@@ -79,6 +79,24 @@ def test_bad_input_is_one_paragraph_and_exit_2(
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("task", "says"),
+    [
+        ("reach-v33", "error: --task: unknown task(s) ['reach-v33']"),
+        ("reach-v3,push-v3", "error: --task: expected one env name"),
+        ("", "error: --task: expected one env name"),
+    ],
+)
+def test_modeldiff_names_its_own_flag(
+    task: str, says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`modeldiff` takes `--task` (one name): a refusal names that flag, not parity's
+    `--tasks` (issue #33 item 6)."""
+    assert main(["metaworld", "modeldiff", "--task", task]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(says) and err.count("\n") == 1
+
+
 @pytest.mark.slow
 def test_ten_pairs_as_documented(capsys: pytest.CaptureFixture[str]) -> None:
     """The documented run (docs/metaworld.md, "Parity"): 10 MT50 pairs, seed 20261125.

@@ -8,6 +8,7 @@ ever opened. The scenes compile against a real assets folder made for the test."
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Callable
@@ -163,3 +164,82 @@ def test_files_inside_the_assets_still_compile_against_the_assets_folder(assets:
         adr = int(model.tex_adr[model.texture("arena_tex").id])
         assert model.tex_data[adr : adr + 3].tolist() == [value] * 3
     assert len(cache) == 2
+
+
+def _bench_root(tmp: Path) -> Path:
+    """tmp/bench: a benchmark's asset folder (arena.xml, tex.png, a link leading out)."""
+    root = tmp / "bench"
+    root.mkdir()
+    (root / "arena.xml").write_text(ARENA)
+    _png(root / "tex.png", 50)
+    (root / "out.xml").symlink_to(tmp / "outside.xml")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("name", "ok"),
+    [
+        ("{bench}/arena.xml", True),  # an absolute name inside a benchmark's folder
+        ("{tmp}/outside.xml", False),  # outside every folder
+        ("{bench}/out.xml", False),  # a link from the benchmark's folder leading out
+        ("{bench}/../outside.xml", False),  # '..' even where it would land inside
+        ("{bench}/../bench/arena.xml", False),
+        ("~/arena.xml", False),
+    ],
+)
+def test_absolute_names_only_inside_a_benchmarks_asset_folders(
+    assets: Path, name: str, ok: bool
+) -> None:
+    """The benchmarks' asset folders (`TaskSource.asset_roots`) take absolute names by the
+    same resolved-path rule as the assets folder (issue #33 item 6)."""
+    tmp = assets.parent
+    bench = _bench_root(tmp)
+    _outside(tmp, "outside.xml")()
+    cache = SceneCache(root=assets, roots=[bench])
+    text = _scene({"file": name.format(bench=bench, tmp=tmp)})
+    if not ok:
+        assert "refused" in _refusal(cache, text)
+        return
+    model = cache.get(text).model  # its texture relative to it, in the same folder
+    adr = int(model.tex_adr[model.texture("arena_tex").id])
+    assert model.tex_data[adr : adr + 3].tolist() == [50] * 3
+
+
+def test_a_texture_beside_a_benchmark_file_stays_in_its_folder(assets: Path) -> None:
+    """A benchmark fixture's textures are relative to its file, `..` included (LIBERO's
+    `../textures/x.png`): resolved, they must stay in that benchmark's folder."""
+    tmp = assets.parent
+    bench = _bench_root(tmp)
+    (bench / "sub").mkdir()
+    (bench / "sub" / "arena.xml").write_text(ARENA)
+    _outside(tmp, "outside.png")()
+    cache = SceneCache(root=assets, roots=[bench])
+    inside = {"file": f"{bench}/sub/arena.xml", "textures": {"tex": "../tex.png"}}
+    model = cache.get(_scene(inside)).model
+    adr = int(model.tex_adr[model.texture("arena_tex").id])
+    assert model.tex_data[adr : adr + 3].tolist() == [50] * 3
+    out = {"file": f"{bench}/sub/arena.xml", "textures": {"tex": "../../outside.png"}}
+    assert "textures.tex: refused" in _refusal(cache, _scene(out))
+
+
+@pytest.mark.parametrize("ref", ["metaworld:reach-v3", "libero:libero_spatial/0"])
+def test_a_benchmark_scene_is_served(ref: str) -> None:
+    """A Meta-World or LIBERO task's scene names its robot, fixtures and init states by
+    absolute path in the package's folders and metasim's files for it: the server
+    compiles it (it refused every Meta-World scene), and the same scene with its robot
+    moved outside them is refused."""
+    from metasim.policies.observation import scene_payload
+    from metasim.scene.sources import asset_roots, resolve
+
+    compiled = resolve(ref).compile()
+    text = scene_payload(compiled)
+    cache = SceneCache()
+    served = cache.get(text)
+    assert (served.model.nbody, served.model.nq) == (compiled.model.nbody, compiled.model.nq)
+    assert served.model.ntex == compiled.model.ntex
+    assert any(
+        compiled.scene.robot.name.removeprefix("mjcf:").startswith(str(r)) for r in asset_roots()
+    )
+    data = compiled.scene.model_dump(mode="json")
+    data["robot"]["name"] = "mjcf:/etc/passwd"
+    assert "scene.robot.name: refused" in _refusal(SceneCache(), json.dumps(data))

@@ -253,6 +253,12 @@ def test_bad_transforms_fields(
         ([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 1, 1]], "last row must be [0, 0, 0, 1]"),
         ([[2, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]], "3x3 block is not a rotation"),
         ([[1, 0, 0, 0], [0, 1, 0, "x"], [0, 0, 1, 0]], "matrix of numbers"),
+        # issue #33 item 6: a NaN was reported as "... got shape (4, 4)"
+        (
+            [[1, 0, 0, 0], [0, 1, 0, float("nan")], [0, 0, 1, 0], [0, 0, 0, 1]],
+            "transform_matrix[1][3]: expected a finite number, got nan",
+        ),
+        ([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, float("inf")]], "[2][3]: expected a finite"),
     ],
 )
 def test_bad_transform_matrix(
@@ -271,6 +277,25 @@ def test_missing_image_and_depth_files(tiny: Path, capsys: pytest.CaptureFixture
     (tiny / "images" / "frame_00001.png").unlink()
     err = _recon_error(capsys, tiny)
     assert "images/frame_00001.png: no such file" in err and ".file_path" in err, err
+
+
+@pytest.mark.parametrize(
+    ("field", "name"),
+    [("file_path", "../outside.png"), ("depth_file_path", "OUTSIDE"), ("file_path", "link.png")],
+)
+def test_files_outside_the_folder_are_refused_naming_the_field(
+    tiny: Path, capsys: pytest.CaptureFixture[str], field: str, name: str
+) -> None:
+    """A scan reads only files inside its folder: `../x`, an absolute path and a link
+    that leads out are refused naming the field (issue #33 item 6: they were followed)."""
+    outside = tiny.parent / "outside.png"
+    outside.write_bytes((tiny / "images" / "frame_00001.png").read_bytes())
+    (tiny / "link.png").symlink_to(outside)
+    name = str(outside) if name == "OUTSIDE" else name
+    _edit(tiny, lambda m: m["frames"][1].update({field: name}))
+    err = _recon_error(capsys, tiny)
+    assert "transforms.json: frames[1]" in err and f".{field}: " in err, err
+    assert "lies outside the scan's folder" in err, err
 
 
 def test_not_json(tiny: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -39,8 +39,8 @@ import numpy as np
 
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
-from metasim.evaluate.resume import read_records
 from metasim.evaluate.rollout import run_task
+from metasim.evaluate.run_files import read_records
 from metasim.evaluate.spec import RolloutSpec
 from metasim.libero.importer import assets
 from metasim.libero.importer.init_states import InitStateMap, init_state_map

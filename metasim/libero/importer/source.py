@@ -8,9 +8,11 @@ its suites are LIBERO's own (`libero_spatial`, `libero_object`, `libero_goal`,
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from metasim.errors import MetasimInputError
+from metasim.paths import cache_dir
 from metasim.scene.schema import Scene
 from metasim.scene.sources import TaskSource, task_source
 
@@ -33,6 +35,15 @@ class LiberoSource(TaskSource):
         except MetasimInputError:
             return {}
         return {s: [f"libero:{s}/{i}" for i in range(len(t))] for s, t in task_map.items()}
+
+    def asset_roots(self) -> list[Path]:
+        """LIBERO's asset packages, its init states and metasim's imported robots."""
+        from metasim.libero.importer import paths
+
+        try:
+            return [paths.assets_dir(), paths.libero_root() / "init_files", cache_dir() / "libero"]
+        except MetasimInputError:  # the `libero` extra is not installed
+            return []
 
     def bench(self, ref: str, num_envs: list[int], steps: int) -> dict[str, Any]:
         """Measured next to the reference simulator (robosuite + LIBERO), not rollout."""

@@ -12,9 +12,11 @@ benchmarks (`metasim/metaworld/suites.json`, read from it): `metaworld_mt10`,
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from metasim.metaworld.importer.refs import DEFAULT_BENCHMARK, benchmark_tasks, parse_ref
+from metasim.paths import cache_dir
 from metasim.scene.schema import Scene
 from metasim.scene.sources import TaskSource, task_source
 
@@ -38,6 +40,11 @@ class MetaworldSource(TaskSource):
             prefix = "" if bench == DEFAULT_BENCHMARK else f"{bench}{test}/"
             out[name] = [f"metaworld:{prefix}{t}" for t in tasks]
         return out
+
+    def asset_roots(self) -> list[Path]:
+        """The robot and init-state files metasim imports from the package (the scene
+        names them by absolute path; the package's own XMLs are named by those files)."""
+        return [cache_dir() / "metaworld"]
 
     def bench(self, ref: str, num_envs: list[int], steps: int) -> dict[str, Any]:
         """`metasim bench physics --scene metaworld:<task>`: env-steps/s next to the
