@@ -6,11 +6,12 @@ depend on this machine's free memory."""
 
 from __future__ import annotations
 
-import copy
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import gymnasium as gym
-import mujoco
 import pytest
 
 import metasim.envs  # noqa: F401  (registers the gym ids)
@@ -22,25 +23,41 @@ from metasim.sim.memory import ENV, check_env_memory, mem_available, per_env_byt
 MW = "metaworld:reach-v3"
 
 
-def _rss() -> int:
+# Measured in a fresh process: in the test session's own, freed memory from earlier tests
+# is reused and the growth reads smaller than what a run allocates.
+_GROWTH = """
+import copy, json, sys
+import mujoco
+from metasim.scene.sources import compile_task
+from metasim.sim.memory import per_env_bytes
+
+def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * 4096
 
+model = compile_task(sys.argv[1]).model
+estimate = per_env_bytes(model)
+before = rss()
+held = []
+for _ in range(8):
+    m = copy.copy(model)
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    held.append((m, d))
+print(json.dumps({"grown": (rss() - before) / len(held), "estimate": estimate}))
+"""
+
 
 def test_the_estimate_covers_a_model_copy_and_a_data_per_env() -> None:
-    """What an env holds at most, a model copy and an MjData after a forward, grows this
+    """What an env holds at most, a model copy and an MjData after a forward, grows a
     process by no more than the estimate, and the estimate is within 1.5x of it
     (Meta-World: its ~18 MB of textures per copy, 17.7 MB/env in the issue's run)."""
-    model = compile_task(MW).model
-    estimate = per_env_bytes(model)
-    before = _rss()
-    held = []
-    for _ in range(8):
-        m = copy.copy(model)
-        d = mujoco.MjData(m)
-        mujoco.mj_forward(m, d)
-        held.append((m, d))
-    grown = (_rss() - before) / len(held)
+    proc = subprocess.run(
+        [sys.executable, "-c", _GROWTH, MW], capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.splitlines()[-1])
+    grown, estimate = out["grown"], out["estimate"]
     assert grown <= estimate <= 1.5 * grown, (grown, estimate)
     assert estimate > 10 * per_env_bytes(compile_task("lift_cube").model)  # follows the model
 
