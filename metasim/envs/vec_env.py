@@ -116,6 +116,8 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self.controller = ActionController(self.compiled, kind, num_envs)
         self.task = TaskRuntime(self.compiled)
         self.handler.track_contacts = self.task.needs_contacts
+        # observations at the scene's instant inside the control step (LIBERO: robosuite's)
+        self.handler.set_observe_substep(self.compiled.scene.task.observe_substep)
         self.views = tuple(c if isinstance(c, CameraView) else CameraView(c) for c in cameras)
         self.cameras = tuple(v.camera for v in self.views)
         self.max_episode_steps = self.compiled.max_steps
@@ -316,7 +318,8 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
 
     def observe(self) -> dict[str, Any]:
         """The observation of the envs' current state (e.g. after `handler.set_state`):
-        what `reset` and `step` return as their first item."""
+        what `reset` and `step` return as their first item (after a step, taken at the
+        scene's observation instant, `task.observe_substep`)."""
         return self._observe()
 
     def robot_state(self, kin: Kinematics | None = None) -> dict[str, np.ndarray]:
@@ -325,13 +328,17 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         return self._read_policy(self.handler.kinematics() if kin is None else kin)
 
     def _observe(self) -> dict[str, Any]:
-        kin = self.handler.kinematics()
+        # the scene's observation instant (`task.observe_substep`; default the step's end)
+        kin = self.handler.observed_kinematics()
         policy: dict[str, Any] = self.robot_state(kin)
+        h = self.handler
         for v in self.views:
-            policy[f"{v.key}_rgb"] = self.handler.render(v.camera, width=v.width, height=v.height)
+            policy[f"{v.key}_rgb"] = h.render(
+                v.camera, width=v.width, height=v.height, observed=True
+            )
             if v.depth:
-                policy[f"{v.key}_depth"] = self.handler.render(
-                    v.camera, width=v.width, height=v.height, depth=True
+                policy[f"{v.key}_depth"] = h.render(
+                    v.camera, width=v.width, height=v.height, depth=True, observed=True
                 )
         privileged = self._read_privileged(kin)
         if self.noise.active:

@@ -143,6 +143,10 @@ def compile_scene(
     if scene.render.hide_sites:
         model.site_group[:] = 3
     substeps = max(1, round(1.0 / (scene.task.control_hz * model.opt.timestep)))
+    observe = scene.task.observe_substep
+    if observe is not None and observe > substeps:
+        msg = f"task.observe_substep: {observe} is past the last physics substep ({substeps})"
+        raise MetasimInputError(str(source or scene.name), [msg])
     index = _index(model, scene, robot)
     return CompiledScene(scene, source, robot, spec, model, index, substeps)
 

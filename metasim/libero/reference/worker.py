@@ -128,17 +128,27 @@ class Worker:
 
     def _cameras(self, on: bool) -> None:
         """Enable or disable the camera observables (rendering them is most of a step's
-        time; they never change the physics)."""
+        time; they never change the physics). Only those not already so: robosuite's
+        `set_enabled` resets an observable (its value to zeros, its sampling timer to 0),
+        which would move its sampling instant off the harness's."""
         env = self.env.env
         for cam in CAMERAS:
-            if f"{cam}_image" in env._observables:
+            obs = env._observables.get(f"{cam}_image")
+            if obs is not None and obs.is_enabled() != on:
                 env.modify_observable(f"{cam}_image", "enabled", on)
 
-    def step(self, actions: list[list[float]], render: bool = False) -> dict[str, Any]:
+    def step(
+        self, actions: list[list[float]], render: bool = False, observe: bool = False
+    ) -> dict[str, Any]:
         """Step the actions; without `render` the cameras are not rendered at all. Each
         step's `pre_qpos`/`pre_qvel` are the state entering its last physics substep: the
         state whose poses and contacts LIBERO's `done` reads (robosuite runs no forward
-        after the last mj_step)."""
+        after the last mj_step). With `observe`, the observation env.step returned too, as
+        robosuite's observables sampled it (`obs_eef_pos`, `obs_eef_quat` (x, y, z, w),
+        `obs_gripper_qpos`, `obs_agentview`, `obs_robot0_eye_in_hand`), the cameras kept
+        on and nothing forced (`render` forces an update, which moves the observables'
+        sampling instant of the steps after it; so does stepping without cameras, whose
+        observables then stop counting time)."""
         steps = []
         sim = self.env.env.sim
         original = sim.step
@@ -149,12 +159,18 @@ class Worker:
             entering[:] = [d.qpos.copy(), d.qvel.copy()]
             original()
 
-        self._cameras(render)
+        self._cameras(render or observe)
         sim.step = substep
         try:
             for action in np.asarray(actions, dtype=np.float64).reshape(-1, 7):
-                _, _, done, _ = self.env.step(action)
+                obs, _, done, _ = self.env.step(action)
                 snap = self.snapshot(render=render)
+                if observe:
+                    snap["obs_eef_pos"] = np.array(obs["robot0_eef_pos"])
+                    snap["obs_eef_quat"] = np.array(obs["robot0_eef_quat"])
+                    snap["obs_gripper_qpos"] = np.array(obs["robot0_gripper_qpos"])
+                    for cam in CAMERAS:
+                        snap[f"obs_{cam}"] = np.asarray(obs[f"{cam}_image"], dtype=np.uint8)
                 snap["success"] = bool(done)
                 snap["pre_qpos"], snap["pre_qvel"] = entering
                 steps.append(snap)

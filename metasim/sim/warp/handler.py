@@ -66,6 +66,8 @@ class BackendHandler(NativeHandler):
     accepted as every backend's is (the device parallelizes: 1); `graph` (default on) replays
     each control step's substeps as one captured CUDA graph on a CUDA device."""
 
+    supports_observe_substep = False  # (see set_observe_substep)
+
     def __init__(
         self,
         compiled: CompiledScene,
