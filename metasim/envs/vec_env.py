@@ -316,20 +316,21 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
 
     # ------------------------------------------------------------ observations
 
-    def observe(self) -> dict[str, Any]:
+    def observe(self, kin: Kinematics | None = None) -> dict[str, Any]:
         """The observation of the envs' current state (e.g. after `handler.set_state`):
         what `reset` and `step` return as their first item (after a step, taken at the
-        scene's observation instant, `task.observe_substep`)."""
-        return self._observe()
+        scene's observation instant, `task.observe_substep`); its terms read from `kin`
+        when given (a shadow env synced to another simulator's instant)."""
+        return self._observe(kin)
 
     def robot_state(self, kin: Kinematics | None = None) -> dict[str, np.ndarray]:
         """The robot's true proprioception (B, ...): joint_pos, joint_vel, gripper opening
         in [0, 1] (1 = open), ee_pos, ee_quat (w, x, y, z) of the grasp site."""
         return self._read_policy(self.handler.kinematics() if kin is None else kin)
 
-    def _observe(self) -> dict[str, Any]:
+    def _observe(self, kin: Kinematics | None = None) -> dict[str, Any]:
         # the scene's observation instant (`task.observe_substep`; default the step's end)
-        kin = self.handler.observed_kinematics()
+        kin = self.handler.observed_kinematics() if kin is None else kin
         policy: dict[str, Any] = self.robot_state(kin)
         h = self.handler
         for v in self.views:
