@@ -12,6 +12,9 @@ reference's reset (its fixture placement and state), then the same 10 settle ste
 random smooth actions on both sides. Targets: the state within 1e-6 (m, rad) while the
 robot touches nothing (after a contact MuJoCo 3.17 and 4.0 part), images >= 40 dB PSNR.
 Control: metasim's end-of-step observation (what it reported before) misses by far more.
+The same comparison against LeRobot's own processing of the reference's observation
+(`preprocess_observation` + `LiberoProcessorStep`, LeRobot 0.4.4 in metasim's venv) checks
+LeRobot's LIBERO conventions (issue 31, scope 2, LeRobot's part).
 
 CI runs a sample (one or two tasks per suite); all 130 tasks with METASIM_LIBERO_FULL=1.
 """
@@ -49,6 +52,11 @@ ALL = [(s, i) for s in paths.LIBERO_SUITES for i in range(len(paths.suite_tasks(
 # KITCHEN_SCENE8's stove starts on: LIBERO draws its burner site, metasim hides sites, so
 # even a static frame of the same state is 32.6 dB (docs/libero.md, "First frame").
 BURNER = {("libero_90", 38), ("libero_90", 39), ("libero_10", 8)}
+# Physics, not the instant: on libero_spatial 7 (its drawn init, seed, actions) the
+# axis-angle's z reaches 1.07e-6 rad at step 40 while positions stay within 1.3e-8 m; the
+# end-of-step states (no observation involved) already part there, the wrist joints
+# 1.5e-7 rad apart between MuJoCo 3.17 and 4.0 (measured 2026-11-27).
+PHYSICS = {("libero_spatial", 7)}
 
 
 def quat2axisangle(xyzw: np.ndarray) -> np.ndarray:
@@ -72,6 +80,9 @@ class Compared:
     psnr: dict[str, np.ndarray]
     psnr_end: dict[str, np.ndarray]
     contact: np.ndarray
+    # with `lerobot`: against LeRobot's own processing of the reference's observation
+    lerobot_state: np.ndarray | None = None
+    lerobot_psnr: dict[str, np.ndarray] | None = None
 
     @property
     def free(self) -> int:
@@ -89,7 +100,35 @@ def _robot_touches(pairs: np.ndarray, robot: np.ndarray, finger: np.ndarray) -> 
     return bool((involved & ~fingers).any())
 
 
-def compare_task(ref: ReferenceSim, suite: str, task: int, rng: np.random.Generator) -> Compared:
+def lerobot_view(got: dict[str, np.ndarray], t: int) -> dict[str, np.ndarray]:
+    """LeRobot's LIBERO observation of the reference's step t: its env's raw dict (as
+    `LiberoEnv._format_raw_obs` maps robosuite's keys), `preprocess_observation`, then
+    the env processor `LiberoProcessorStep` (the 180° flip, the 8-D state with its own
+    quat -> axis-angle); images back to uint8 HWC (LeRobot's are k/255 floats)."""
+    from lerobot.envs.utils import preprocess_observation
+    from lerobot.processor.env_processor import LiberoProcessorStep
+
+    raw = {
+        "pixels": {
+            "image": got["obs_agentview"][t][None],
+            "image2": got["obs_robot0_eye_in_hand"][t][None],
+        },
+        "robot_state": {
+            "eef": {"pos": got["obs_eef_pos"][t][None], "quat": got["obs_eef_quat"][t][None]},
+            "gripper": {"qpos": got["obs_gripper_qpos"][t][None]},
+        },
+    }
+    seen = LiberoProcessorStep()({"observation": preprocess_observation(raw)})["observation"]  # type: ignore[index]
+    out = {"observation.state": seen["observation.state"][0].numpy()}
+    for key in CAMERAS:
+        img = (seen[key][0] * 255).round().byte().permute(1, 2, 0).numpy()
+        out[key] = img
+    return out
+
+
+def compare_task(
+    ref: ReferenceSim, suite: str, task: int, rng: np.random.Generator, lerobot: bool = False
+) -> Compared:
     init, seed = int(rng.integers(50)), int(rng.integers(10_000))
     info = ref.load(suite, task, size=256, cameras=True)
     ref_state, _ = ref.reset(init=init, seed=seed)  # the harness's reset + set_init_state
@@ -124,6 +163,8 @@ def compare_task(ref: ReferenceSim, suite: str, task: int, rng: np.random.Genera
         images: dict[str, list[float]] = {k: [] for k in CAMERAS}
         images_end: dict[str, list[float]] = {k: [] for k in CAMERAS}
         contact = []
+        lr_state: list[float] = []
+        lr_psnr: dict[str, list[float]] = {k: [] for k in CAMERAS}
         site = compiled.index.ee_site
         for t, a in enumerate(actions):
             obs, *_ = env.step(a[None])
@@ -145,6 +186,12 @@ def compare_task(ref: ReferenceSim, suite: str, task: int, rng: np.random.Genera
                 upright = env.handler.render(cam, [0], 256, 256)[0]  # end of the step
                 images_end[key].append(psnr(upright[:, ::-1], frame))
             contact.append(_robot_touches(env.handler.contacts()[0], robot, finger))
+            if lerobot:
+                theirs = lerobot_view(got, t)
+                diff = sent["observation.state"][0] - theirs["observation.state"]
+                lr_state.append(float(np.abs(diff).max()))
+                for key in CAMERAS:
+                    lr_psnr[key].append(psnr(np.asarray(sent[key][0]), theirs[key]))
     finally:
         env.close()
     return Compared(
@@ -153,6 +200,8 @@ def compare_task(ref: ReferenceSim, suite: str, task: int, rng: np.random.Genera
         psnr={k: np.array(v) for k, v in images.items()},
         psnr_end={k: np.array(v) for k, v in images_end.items()},
         contact=np.array(contact, dtype=bool),
+        lerobot_state=np.array(lr_state) if lerobot else None,
+        lerobot_psnr={k: np.array(v) for k, v in lr_psnr.items()} if lerobot else None,
     )
 
 
@@ -197,10 +246,13 @@ def test_observations_are_taken_at_robosuites_instant(
             s,
             i,
             marks=pytest.mark.xfail(
-                strict=True, reason="the stove's burner site: 32.6 dB on a static frame"
+                strict=True,
+                reason="the stove's burner site: 32.6 dB on a static frame"
+                if (s, i) in BURNER
+                else "MuJoCo 3.17 vs 4.0: the end-of-step joint states part by 1.5e-7 rad",
             ),
         )
-        if (s, i) in BURNER
+        if (s, i) in BURNER | PHYSICS
         else (s, i)
         for s, i in ALL
     ],
@@ -210,3 +262,26 @@ def test_every_task_observes_at_robosuites_instant(
     ref: ReferenceSim, suite: str, task: int
 ) -> None:
     _check(ref, suite, task)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("suite", "task"), [("libero_object", 2), ("libero_90", 0)])
+def test_lerobot_libero_preset_equals_lerobots_processing_of_the_reference(
+    ref: ReferenceSim, suite: str, task: int
+) -> None:
+    """The peer-code check of LeRobot's LIBERO conventions (issue 31, scope 2, LeRobot's
+    part): the `lerobot_libero` preset's tensors against LeRobot 0.4.4's own
+    `preprocess_observation` + `LiberoProcessorStep` applied to the observation the
+    reference's `env.step` returned (LeRobot's `LiberoEnv` itself needs LeRobot inside the
+    reference venv, which does not have it: torch). State to 1e-6, images >= 40 dB."""
+    pytest.importorskip("lerobot")
+    rng = np.random.default_rng([paths.LIBERO_SUITES.index(suite), task, 32])
+    c = compare_task(ref, suite, task, rng, lerobot=True)
+    assert c.lerobot_state is not None and c.lerobot_psnr is not None
+    n = c.free
+    worst = {k: float(v[:n].min()) for k, v in c.lerobot_psnr.items()}
+    print(f"{suite}/{task} vs LeRobot's processing: {n} steps, state max "
+          f"{c.lerobot_state[:n].max():.2e}, PSNR min {worst}")  # fmt: skip
+    assert n > SETTLE_STEPS + 5, f"the robot touched something at step {n + 1}"
+    assert c.lerobot_state[:n].max() <= STATE_TOL, c.lerobot_state[:n]
+    assert min(worst.values()) >= PSNR_DB, worst
