@@ -119,6 +119,8 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self.controller = ActionController(self.compiled, kind, num_envs)
         self.task = TaskRuntime(self.compiled)
         self.handler.track_contacts = self.task.needs_contacts
+        # observations at the scene's instant inside the control step (LIBERO: robosuite's)
+        self.handler.set_observe_substep(self.compiled.scene.task.observe_substep)
         self.views = tuple(c if isinstance(c, CameraView) else CameraView(c) for c in cameras)
         self.cameras = tuple(v.camera for v in self.views)
         self.max_episode_steps = self.compiled.max_steps
@@ -317,25 +319,28 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
 
     # ------------------------------------------------------------ observations
 
-    def observe(self) -> dict[str, Any]:
+    def observe(self, kin: Kinematics | None = None) -> dict[str, Any]:
         """The observation of the envs' current state (e.g. after `handler.set_state`):
-        what `reset` and `step` return as their first item."""
-        return self._observe()
+        what `reset` and `step` return as their first item (after a step, taken at the
+        scene's observation instant, `task.observe_substep`); its terms read from `kin`
+        when given (a shadow env synced to another simulator's instant)."""
+        return self._observe(kin)
 
     def robot_state(self, kin: Kinematics | None = None) -> dict[str, np.ndarray]:
         """The robot's true proprioception (B, ...): joint_pos, joint_vel, gripper opening
         in [0, 1] (1 = open), ee_pos, ee_quat (w, x, y, z) of the grasp site."""
         return self._read_policy(self.handler.kinematics() if kin is None else kin)
 
-    def _observe(self) -> dict[str, Any]:
-        kin = self.handler.kinematics()
+    def _observe(self, kin: Kinematics | None = None) -> dict[str, Any]:
+        # the scene's observation instant (`task.observe_substep`; default the step's end)
+        kin = self.handler.observed_kinematics() if kin is None else kin
         policy: dict[str, Any] = self.robot_state(kin)
+        h = self.handler
         for v in self.views:
-            policy[f"{v.key}_rgb"] = self.handler.render(v.camera, width=v.width, height=v.height)
+            size = {"width": v.width, "height": v.height, "observed": True}
+            policy[f"{v.key}_rgb"] = h.render(v.camera, **size)  # type: ignore[arg-type]
             if v.depth:
-                policy[f"{v.key}_depth"] = self.handler.render(
-                    v.camera, width=v.width, height=v.height, depth=True
-                )
+                policy[f"{v.key}_depth"] = h.render(v.camera, depth=True, **size)  # type: ignore[arg-type]
         privileged = self._read_privileged(kin)
         if self.noise.active:
             self._perturb_obs(policy, privileged)

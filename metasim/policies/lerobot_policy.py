@@ -4,7 +4,10 @@
 
 The checkpoint's inputs are mapped from the scene: `observation.images.<cam>` is the
 scene camera `<cam>` (or what `observation.images` maps it to) rendered at the
-checkpoint's image size; `observation.state` is built from the declared state parts.
+checkpoint's image size (with `resize: none`, at the size the images declare or the
+camera's, unresized, as LeRobot's own eval hands its env's frames to the policy, whose
+processors and model resize them: the LIBERO and Meta-World presets);
+`observation.state` is built from the declared state parts.
 Every input the checkpoint takes must be mapped, and every width must match (state
 width, action width against the declared action convention): checked at start-up, and
 a mismatch is a one-paragraph error naming both sides.
@@ -42,7 +45,7 @@ class LeRobotOptions(AdapterOptions):
     path: str
     device: str = "cpu"
     mode: Literal["chunk", "select_action"] = "chunk"
-    resize: Literal["resize_with_pad", "resize", "center_crop"] = "resize"
+    resize: Literal["resize_with_pad", "resize", "center_crop", "none"] = "resize"
     n_action_steps: int | None = Field(default=None, ge=1)  # default: the checkpoint's
 
     def preflight(self) -> None:
@@ -58,7 +61,9 @@ class LeRobotPolicy(AdapterPolicy):
     def __init__(self, ctx: PolicyContext, opts: LeRobotOptions) -> None:
         from metasim.policies.lerobot_runner import LeRobotRunner
 
-        self.runner = LeRobotRunner(opts.path, device=opts.device)
+        self.runner = LeRobotRunner(
+            opts.path, device=opts.device, any_image_size=opts.resize == "none"
+        )
         opts = opts.model_copy(update={"observation": self._map(ctx, opts)})
         super().__init__(ctx, opts)
         self.o = opts
@@ -91,8 +96,11 @@ class LeRobotPolicy(AdapterPolicy):
                         ],
                         f"Map it: policy.observation.images.{key}.camera=<one of them>",
                     )
-                images[key] = ImageSpec(camera=cam, resize=opts.resize)
-            images[key] = images[key].model_copy(update={"size": (w, h)})
+                images[key] = ImageSpec(camera=cam)
+                if opts.resize != "none":
+                    images[key] = images[key].model_copy(update={"resize": opts.resize})
+            if opts.resize != "none":
+                images[key] = images[key].model_copy(update={"size": (w, h)})
         extra = sorted(set(images) - set(self.runner.image_shapes))
         if extra:
             raise MetasimInputError(

@@ -103,9 +103,12 @@ def checkpoint_problems(path: str | Path) -> None:
 class LeRobotRunner:
     """A LeRobot policy checkpoint, loaded from a local folder, run on numpy batches."""
 
-    def __init__(self, path: str | Path, device: str = "cpu") -> None:
+    def __init__(self, path: str | Path, device: str = "cpu", any_image_size: bool = False) -> None:
         self.path = Path(path)
         self.device = device
+        # True: images of any height and width go to the policy as they are (LeRobot's eval
+        # hands its env's frames over unresized; the policy's processors resize them)
+        self.any_image_size = any_image_size
         checkpoint_problems(path)
         import_lerobot()
         from lerobot.configs.policies import PreTrainedConfig
@@ -157,11 +160,14 @@ class LeRobotRunner:
 
     @property
     def image_shapes(self) -> dict[str, tuple[int, int, int]]:
-        """(C, H, W) per image key, e.g. {"observation.images.front": (3, 96, 96)}."""
-        return {
-            key: (int(ft.shape[0]), int(ft.shape[1]), int(ft.shape[2]))
-            for key, ft in self.config.image_features.items()
-        }
+        """(C, H, W) per image key, e.g. {"observation.images.front": (3, 96, 96)}. A
+        checkpoint may declare (H, W, C) (configs written from a dataset's features, e.g.
+        [256, 256, 3]): a last axis of 1 or 3 after a longer first one is read as that."""
+        out = {}
+        for key, ft in self.config.image_features.items():
+            a, b, c = (int(n) for n in ft.shape)
+            out[key] = (c, a, b) if c in (1, 3) and a not in (1, 3) else (a, b, c)
+        return out
 
     @property
     def image_keys(self) -> tuple[str, ...]:
@@ -285,6 +291,8 @@ class LeRobotRunner:
         out: dict[str, Any] = {}
         for key, shape in expected.items():
             value = np.asarray(batch[key])
+            if self.any_image_size and key in self.image_shapes and value.ndim == 4:
+                shape = (*value.shape[1:3], shape[2])  # any H, W; the declared channels
             if value.ndim != len(shape) + 1 or tuple(value.shape[1:]) != shape:
                 raise ValueError(
                     f"input {key!r} has shape {tuple(value.shape)}, expected (B, "

@@ -119,8 +119,13 @@ def compile_scene(
         model.geom_group[model.geom_group == 0] = 3
     if scene.render.hide_sites:
         model.site_group[:] = 3
+    substeps = substeps_of(scene, model)
+    observe = scene.task.observe_substep
+    if observe is not None and observe > substeps:
+        msg = f"task.observe_substep: {observe} is past the last physics substep ({substeps})"
+        raise MetasimInputError(str(source or scene.name), [msg])
     index = index_of(model, scene, robot)
-    return CompiledScene(scene, source, robot, spec, model, index, substeps_of(scene, model))
+    return CompiledScene(scene, source, robot, spec, model, index, substeps)
 
 
 def load_prebuilt(path: Path, scene: Scene) -> CompiledScene:

@@ -199,3 +199,10 @@ class TaskSpec(Strict):
     # physics substep started from (what robosuite leaves, LIBERO reads); `forward`, those
     # of the state after it (Meta-World's env runs mj_forward after its substeps).
     success_reads: Literal["step", "forward"] = "step"
+    # The instant observations (policy state, privileged state, camera images) are taken
+    # at: None, the end of the control step (after every physics substep, kinematics
+    # refreshed); k, what MuJoCo's data holds right after the control step's k-th physics
+    # substep (1-based): joint state after k substeps, body/site poses (and so images) of
+    # the state that substep started from. LIBERO declares 24 of its 25 (robosuite's
+    # observables sample there under its harnesses' reset + set_init_state).
+    observe_substep: Annotated[int, Field(ge=1)] | None = None

@@ -117,12 +117,15 @@ class Handler(ABC):
     (torque control such as `osc_pose`); `track_contacts`: set it to have `contacts()`
     report each env's active contacts after every step and reset. `set_mocap` moves
     mocap bodies between control steps (mocap-driven arms such as Meta-World's).
+    `supports_observe_substep`: whether `set_observe_substep` can take observations
+    inside the control step (`observed_kinematics`, `render(observed=True)`).
 
     Every backend's constructor takes `nthread` (threads stepping the envs; None: the
     backend's default) and sets `self.nthread` to what it uses (1 where the device
     parallelizes), so a caller passes it to any backend (the contract test checks this)."""
 
     supports_substep = False
+    supports_observe_substep = False
     nthread = 1
 
     def __init__(self, compiled: CompiledScene, num_envs: int) -> None:
@@ -133,6 +136,8 @@ class Handler(ABC):
         self.num_envs = num_envs
         self.substeps = compiled.substeps
         self.track_contacts = False
+        # the observation instant (`set_observe_substep`); None: the end of the step
+        self.observe_substep: int | None = None
         self._renderers: dict[tuple[int, int, bool], mujoco.Renderer] = {}
 
     @classmethod
@@ -243,6 +248,37 @@ class Handler(ABC):
         reports contacts of that same state)."""
         return self.kinematics()
 
+    def set_observe_substep(self, substep: int | None) -> None:
+        """Take observations at the physics substep `substep` (1-based) of every control
+        step from now on: `observed_kinematics()` and `render(observed=True)` then show
+        what MuJoCo's data holds right after that substep's mj_step (joint state after
+        `substep` substeps; body, site and camera poses of the state the substep started
+        from, which mj_step computes before integrating). After a reset, the reset state's.
+        None: the end of the step (`kinematics()`), which costs nothing extra. A scene asks
+        for it with `task.observe_substep` (LIBERO: 24 of 25, robosuite's instant)."""
+        if substep is not None:
+            if not 1 <= substep <= self.substeps:
+                raise ValueError(
+                    f"observe_substep must be in [1, {self.substeps}] (the control step's "
+                    f"physics substeps), got {substep}"
+                )
+            if not self.supports_observe_substep:
+                raise UnsupportedScene(
+                    f"the {type(self).__module__.split('.')[-2]} backend observes only at "
+                    f"the end of a control step; this scene observes after physics substep "
+                    f"{substep} of {self.substeps} (task.observe_substep); use backend=mujoco"
+                )
+        self.observe_substep = substep
+        self._observe_substep_set()
+
+    def _observe_substep_set(self) -> None:  # noqa: B027  (a hook: most backends need none)
+        """Hook: `observe_substep` changed (a backend that supports it resets its copies)."""
+
+    def observed_kinematics(self) -> Kinematics:
+        """The kinematics of the observation instant (`set_observe_substep`); without
+        one, `kinematics()`."""
+        return self.kinematics()
+
     @abstractmethod
     def site_jacobian(self, site: int) -> np.ndarray:
         """(B, 6, nv): translational rows then rotational rows, world frame."""
@@ -254,10 +290,12 @@ class Handler(ABC):
         width: int | None = None,
         height: int | None = None,
         depth: bool = False,
+        observed: bool = False,
     ) -> np.ndarray:
         """(len(env_ids), H, W, 3) uint8 images from the named camera, rendered by
         MuJoCo's renderer (EGL/OSMesa offscreen) whatever the backend; with `depth`,
-        (len(env_ids), H, W) float32 depth in metres instead."""
+        (len(env_ids), H, W) float32 depth in metres instead. With `observed`, of the
+        observation instant (`set_observe_substep`; without one, the current state)."""
         if self.compiled.untextured:
             raise UnsupportedScene(
                 f"scene {self.compiled.scene.name!r} was prebuilt without its textures "
@@ -275,7 +313,7 @@ class Handler(ABC):
         renderer = self._renderers[key]
         frames = []
         for i in range(self.num_envs) if env_ids is None else env_ids:
-            m, d = self._render_data(int(i))
+            m, d = self._render_data(int(i), observed and self.observe_substep is not None)
             mujoco.mj_camlight(m, d)
             renderer.update_scene(d, camera=cam.id)
             frames.append(renderer.render().copy())
@@ -283,8 +321,11 @@ class Handler(ABC):
         return out.astype(np.float32) if depth else out
 
     @abstractmethod
-    def _render_data(self, env: int) -> tuple[mujoco.MjModel, mujoco.MjData]:
-        """A native model and data holding env `env`'s state with kinematics computed."""
+    def _render_data(
+        self, env: int, observed: bool = False
+    ) -> tuple[mujoco.MjModel, mujoco.MjData]:
+        """A native model and data holding env `env`'s state with kinematics computed
+        (with `observed`, the poses of the observation instant)."""
 
     @abstractmethod
     def _reset(self, env_ids: np.ndarray, state: SimState) -> None: ...

@@ -100,9 +100,10 @@ def test_env_osc_pose_equals_the_parity_path(
     try:
         env.reset(options={"env_ids": np.arange(2), "seeds": [0, 0], "episodes": episodes})
         got = []
+        site = compiled.index.ee_site
         for a in acts:
-            obs, *_ = env.step(a)
-            got.append(obs["policy"]["ee_pos"].copy())
+            env.step(a)  # (its observation is taken at substep 24: the state after the step)
+            got.append(env.handler.kinematics().site_pos[:, site].copy())
     finally:
         env.close()
     got_arr = np.array(got)  # (T, 2, 3)

@@ -2,7 +2,8 @@
 is put on the device, reset from its init states (with the episode's fixture draw as
 per-world model edits) and stepped with LIBERO's osc_pose controller on the device, next
 to native MuJoCo from the same episodes: after 10 control steps of settle actions (held
-pose, gripper opening) the end effector within 0.1 mm and every object within 1 mm.
+pose, gripper opening) the end effector within 0.1 mm and every object within 1 mm, and
+the observed end effector (at LIBERO's observation instant) within 0.1 mm too.
 
 CI runs two tasks of other suites than the parity tests (tests/sim/test_warp_device.py);
 all 130 behind METASIM_LIBERO_FULL=1 (nightly: ~1 min per task on 2 CPU cores, the first
@@ -64,6 +65,11 @@ def test_task_resets_and_steps_on_warp_as_natively(ref: str) -> None:
         )
         assert np.isfinite(a.qpos).all()
         assert eef.max() <= EEF_BEFORE_CONTACT_M, (ref, eef)
+        # the observations too, taken at LIBERO's instant (substep 24 of 25) on both
+        sa, sb = warp.handler.observed_kinematics(), native.handler.observed_kinematics()
+        seen = sa.site_pos[:, idx.ee_site] - sb.site_pos[:, idx.ee_site]
+        assert np.linalg.norm(seen, axis=-1).max() <= EEF_BEFORE_CONTACT_M, (ref, seen)
+        assert np.abs(sa.qpos[:, idx.gripper_qpos] - sb.qpos[:, idx.gripper_qpos]).max() < 1e-4
         assert obj.max() <= OBJECT_AT_REST_M, (ref, obj)
     finally:
         for env in envs:

@@ -3,6 +3,8 @@ and threads, per-env model edits, rendering."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -98,3 +100,92 @@ def test_per_env_gravity(lift_scene):
     z = h.get_state().qpos[:, cube + 2]
     assert z[0] < lifted.qpos[0, cube + 2] - 0.04  # fell
     assert abs(z[1] - lifted.qpos[1, cube + 2]) < 1e-6  # floats
+
+
+def _plain_steps(compiled, state, env, ctrls, observe):
+    """Env `env` stepped on a plain MjData with mj_step per substep: per control step,
+    the data right after substep `observe` (qpos, xpos, site_xpos), the state that
+    substep started from (qpos), and the state after the step."""
+    import mujoco
+
+    m = compiled.model
+    d = mujoco.MjData(m)
+    d.qpos[:], d.qvel[:], d.ctrl[:] = state.qpos[env], state.qvel[env], state.ctrl[env]
+    d.mocap_pos[:], d.mocap_quat[:] = state.mocap_pos[env], state.mocap_quat[env]
+    d.qacc_warmstart[:] = state.qacc_warmstart[env]
+    d.time = state.time[env]
+    out = []
+    for c in ctrls:
+        d.ctrl[:] = c[env]
+        for k in range(1, compiled.substeps + 1):
+            if k == observe:
+                before = d.qpos.copy()
+            mujoco.mj_step(m, d)
+            if k == observe:
+                seen = (d.qpos.copy(), d.xpos.copy(), d.site_xpos.copy(), before)
+        out.append((*seen, d.qpos.copy()))
+    return out
+
+
+@pytest.mark.parametrize("observe", [1, 3])
+@pytest.mark.parametrize("controller", ["none", "host", "batch"])
+def test_observe_substep_shows_the_data_right_after_that_substep(lift_scene, observe, controller):
+    """With an observation instant k, observed_kinematics() is MuJoCo's data right after
+    the k-th mj_step (qpos after it, poses of the state it started from), and
+    render(observed=True) renders those poses; the physics is bitwise unchanged."""
+    assert lift_scene.substeps > 3
+    seen_h, state = _start(lift_scene, 2, seeds=[3, 4], nthread=2)
+    plain_h, _ = _start(lift_scene, 2, seeds=[3, 4], nthread=2)
+    seen_h.set_observe_substep(observe)
+    ctrls = _ctrl_sequence(lift_scene, state, 4)
+    substep: Any = None
+    if controller != "none":  # a host controller every substep: mj_step1/mj_step2
+
+        def substep(i, k, m, d):  # a do-nothing controller
+            return None
+
+        if controller == "batch":  # all envs substep by substep (the lockstep path)
+            substep.batch = lambda k, models, datas: None  # type: ignore[attr-defined]
+
+    # before any step: the reset state's own
+    np.testing.assert_array_equal(
+        seen_h.observed_kinematics().body_pos, seen_h.kinematics().body_pos
+    )
+    want = [_plain_steps(lift_scene, state, e, ctrls, observe) for e in range(2)]
+    site = lift_scene.index.ee_site
+    cam = "front"
+    for t, c in enumerate(ctrls):
+        seen_h.step(c, substep)
+        plain_h.step(c, substep)
+        np.testing.assert_array_equal(seen_h.get_state().qpos, plain_h.get_state().qpos)
+        kin = seen_h.observed_kinematics()
+        for e in range(2):
+            qpos, xpos, site_xpos, before, after = want[e][t]
+            np.testing.assert_array_equal(kin.qpos[e], qpos)
+            np.testing.assert_array_equal(kin.body_pos[e], xpos)
+            np.testing.assert_array_equal(kin.site_pos[e, site], site_xpos[site])
+            np.testing.assert_array_equal(seen_h.get_state().qpos[e], after)
+        assert not np.array_equal(kin.site_pos[:, site], seen_h.kinematics().site_pos[:, site])
+    # the image is the one of the state the observed substep started from
+    img = seen_h.render(cam, width=64, height=48, observed=True)
+    end = seen_h.render(cam, width=64, height=48)
+    state_before = seen_h.get_state()
+    for e in range(2):
+        state_before.qpos[e] = want[e][-1][3]
+    plain_h.set_state(state_before)
+    np.testing.assert_array_equal(img, plain_h.render(cam, width=64, height=48))
+    assert img.shape == end.shape
+    # None: back to the end of the step
+    seen_h.set_observe_substep(None)
+    seen_h.step(ctrls[-1], substep)
+    np.testing.assert_array_equal(
+        seen_h.observed_kinematics().site_pos, seen_h.kinematics().site_pos
+    )
+
+
+def test_observe_substep_is_checked(lift_scene):
+    h, _ = _start(lift_scene, 1)
+    with pytest.raises(ValueError, match="observe_substep"):
+        h.set_observe_substep(lift_scene.substeps + 1)
+    with pytest.raises(ValueError, match="observe_substep"):
+        h.set_observe_substep(0)

@@ -104,3 +104,40 @@ def test_model_edits_apply_per_world(pair):
     assert np.abs(warp_h.kinematics().qpos - native.kinematics().qpos).max() < JOINT_ATOL
     with pytest.raises(ValueError, match="cannot vary 'nq' per env"):
         warp_h.apply(ModelEdit("nq", 0, np.ones((2, 1))))
+
+
+def test_observation_instant_as_natively(pair):
+    """With an observation instant (substep 3), warp's observed joint state and poses are
+    native's to float32 parity, after a reset the reset state's own, and its observed
+    frames are native's; set back to None, observations are the end of the step again."""
+    compiled, warp_h, native, state = pair
+    site = compiled.index.ee_site
+    try:
+        for h in (warp_h, native):
+            h.set_observe_substep(3)
+            h.set_state(state)
+        a, b = warp_h.observed_kinematics(), native.observed_kinematics()
+        np.testing.assert_allclose(a.site_pos, warp_h.kinematics().site_pos)
+        between = 0.0
+        for k in range(10):
+            ctrl = state.ctrl.copy()
+            ctrl[:, compiled.index.arm_act] += 0.2 * np.sin(0.3 * k)
+            warp_h.step(ctrl)
+            native.step(ctrl)
+            a, b = warp_h.observed_kinematics(), native.observed_kinematics()
+            assert np.abs(a.qpos - b.qpos).max() < JOINT_ATOL
+            assert np.abs(a.site_pos[:, site] - b.site_pos[:, site]).max() < OBJECT_ATOL
+            end = warp_h.kinematics().site_pos[:, site]
+            between = max(between, float(np.abs(a.site_pos[:, site] - end).max()))
+        assert between > 10 * OBJECT_ATOL  # the instant is not the end of the step
+        img_w = warp_h.render("front", width=64, height=48, observed=True)
+        img_n = native.render("front", width=64, height=48, observed=True)
+        assert np.abs(img_w.astype(int) - img_n.astype(int)).max() <= 2
+        warp_h.set_observe_substep(None)
+        warp_h.step(state.ctrl)
+        np.testing.assert_array_equal(
+            warp_h.observed_kinematics().site_pos, warp_h.kinematics().site_pos
+        )
+    finally:
+        warp_h.set_observe_substep(None)
+        native.set_observe_substep(None)

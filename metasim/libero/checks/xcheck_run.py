@@ -6,9 +6,10 @@ Closed loop in the reference (`mode="closed_loop"`): LIBERO's env is the world, 
 from the metasim episode's reset as a replay is (LIBERO's own fixture placement is not
 reproducible: two resets with one seed place them up to 1.6 cm apart); a shadow metasim
 env of the same task is set to the reference's qpos/qvel after every step (by joint
-name, the init-state map) and builds the observation metasim's policies expect: state
-from the synced model, camera images rendered by metasim from the synced state (not
-LIBERO's frames). The policy's actions,
+name, the init-state map) and builds the observation metasim's policies expect at the
+instant LIBERO's harnesses observe (substep 24 of 25, as metasim's own LIBERO envs):
+state and camera images rendered by metasim from the reference's state entering that
+substep, joint state after it (not LIBERO's frames). The policy's actions,
 converted as in `run_task`, go to LIBERO; the settle steps come first, as on both sides
 of a replay. The episode ends LATE_STEPS steps after LIBERO's first success (so that
 metasim's goal check, evaluated on the synced state every step, may hold a step later
@@ -48,6 +49,7 @@ from metasim.libero.importer.scene import LiberoTask, load_task
 from metasim.libero.reference.simulator import ReferenceSim
 from metasim.policies.base import make_policy
 from metasim.scene.compile import compile_scene
+from metasim.sim.base import Kinematics
 from metasim.stats.intervals import success_interval
 from metasim.stats.paired import PairedTable, paired_difference_interval
 from metasim.tasks.predicates import TaskView
@@ -95,13 +97,31 @@ class ClosedLoop:
         LIBERO's fixtures at); the state is synced from LIBERO's next."""
         self.env.reset(options={"env_ids": [0], "seeds": [ep.seed], "episodes": [ep.init]})
 
-    def _sync(self, qpos: np.ndarray, qvel: np.ndarray) -> dict[str, Any]:
-        """Set the shadow env to the reference's state; its observation of it."""
+    def _set(self, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        """Set the shadow env to the reference's state."""
         state = self.env.handler.get_state()
         state.qpos[0, self.mapping.qpos_index] = qpos
         state.qvel[0, self.mapping.qvel_index] = qvel
         self.env.handler.set_state(state)
+
+    def _sync(self, qpos: np.ndarray, qvel: np.ndarray) -> dict[str, Any]:
+        """Set the shadow env to the reference's state; its observation of it."""
+        self._set(qpos, qvel)
         return self.env.observe()
+
+    def _observed(self, step: dict[str, Any]) -> dict[str, Any]:
+        """The shadow env's observation at the instant LIBERO's harnesses observe
+        (`task.observe_substep`, the reference's states around it): images and poses of
+        the state entering that substep, joint state after it."""
+        self._set(step["obs_pre_qpos"][0], step["obs_pre_qvel"][0])
+        h = self.env.handler
+        seen = h.observed_kinematics()  # the state entering the observed substep
+        after = h.get_state()
+        after.qpos[0, self.mapping.qpos_index] = step["obs_qpos"][0]
+        after.qvel[0, self.mapping.qvel_index] = step["obs_qvel"][0]
+        kin = Kinematics(after.qpos, after.qvel, seen.body_pos.copy(), seen.body_quat.copy(),
+                         seen.site_pos.copy(), seen.site_mat.copy())  # fmt: skip
+        return self.env.observe(kin)
 
     def _action(self, obs: dict[str, Any], chunk: list[np.ndarray]) -> np.ndarray:
         """The next env-space action (7,): from the current chunk, asking for a new one
@@ -144,15 +164,21 @@ class ClosedLoop:
             except Exception as exc:  # the policy failed: the episode fails, the run goes on
                 error = f"policy error: {type(exc).__name__}: {exc}"
                 break
-            step = ref.step(action[None])
+            # the states around the substep LIBERO's harnesses observe at (24; this
+            # reference's own sampling moved with set_state's forced update)
+            step = ref.step(action[None], state_at=self.compiled.scene.task.observe_substep)
             eef.append(step["eef_pos"][0])
             objs.append([step["body_xpos"][0, i] for i in rows.values()])
             success.append(bool(step["success"][0]))
             # LIBERO's done reads the state entering the step's last substep: metasim's
             # goal is judged on that state, the policy observes the state after the step.
-            self._sync(step["pre_qpos"][0], step["pre_qvel"][0])
+            self._set(step["pre_qpos"][0], step["pre_qvel"][0])
             shadow.append(self._goal(start_body_pos))
-            obs = self._sync(step["qpos"][0], step["qvel"][0])
+            # the policy sees the step at robosuite's observation instant (metasim's env
+            # of a LIBERO scene observes there too); the state after the step comes last,
+            # for the next action's conversion and the controller
+            obs = self._observed(step)
+            self._set(step["qpos"][0], step["qvel"][0])
             if any(success[: len(success) - LATE_STEPS]):
                 break  # LATE_STEPS past LIBERO's success: metasim's check may hold a step later
         arr = np.array(objs).reshape(len(objs), len(rows), 3)

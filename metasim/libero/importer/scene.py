@@ -34,6 +34,12 @@ Vec3 = tuple[float, float, float]
 CONTROL_HZ = 20.0
 ARENA_PREFIX = "arena/"  # names of the arena's elements (`arena/table`, `arena/floor`)
 SETTLE_STEPS = 10
+# robosuite 1.4's observables (state and camera images) sample on a timer advanced after
+# every physics substep's sim.step(); the forced updates of env.reset() and LIBERO's
+# set_init_state leave it so that, under LIBERO's harnesses (openpi, LeRobot: reset, then
+# set_init_state), every step's observation is taken right after substep 24 of 25
+# (`task.observe_substep`; docs/libero.md, "Observation instant").
+OBSERVE_SUBSTEP = 24
 # Damping of every LIBERO object's free joint, on all six dofs: LIBERO's object classes
 # (libero/envs/objects: google_scanned, hope, turbosquid, articulated, self-designed)
 # create it as `dict(type="free", damping="0.0005")` (checked in the reference's live
@@ -252,6 +258,7 @@ def build_scene(
             "time_limit": (max_steps + SETTLE_STEPS) / CONTROL_HZ,
             "control_hz": CONTROL_HZ,
             "settle_steps": SETTLE_STEPS,
+            "observe_substep": OBSERVE_SUBSTEP,
             "init_states": None if init_file is None else init_states_spec(problem, init_file),
         },
     }

@@ -100,15 +100,33 @@ class ReferenceSim(RefWorker):
         reply = self.call("reset", init=init, seed=seed)
         return reply["state"], reply["controller"]
 
-    def step(self, actions: np.ndarray, render: bool = False) -> dict[str, np.ndarray]:
+    def step(
+        self,
+        actions: np.ndarray,
+        render: bool = False,
+        observe: bool = False,
+        state_at: int | None = None,
+    ) -> dict[str, np.ndarray]:
         """Step actions (T, 7) in [-1, 1]. Returns arrays with a leading T axis: time,
         eef_pos (T, 3), eef_quat (T, 4) xyzw, grip_site_xmat (T, 9), gripper_qpos (T, 2),
         qpos (T, nq), qvel (T, nv), ctrl (T, nu), body_xpos (T, nbody, 3), body_xquat
-        (T, nbody, 4) wxyz, success (T,), and with render the frames agentview and
+        (T, nbody, 4) wxyz, success (T,), the observation env.step returned and the
+        instant robosuite sampled it at (`obs_eef_pos`, `obs_eef_quat`, `obs_gripper_qpos`,
+        `obs_substep`, `obs_pre_qpos`/`obs_pre_qvel` entering that substep and
+        `obs_qpos`/`obs_qvel` after it; with `state_at` = k, those of substep k), and
+        with render the frames agentview and
         robot0_eye_in_hand (T, H, W, 3) uint8 as robosuite returns them (upside down).
-        Without `render` the cameras are not rendered during these steps (much faster)."""
+        Without `render` the cameras are not rendered during these steps (much faster).
+        With `observe`, env.step's own observation too, sampled where robosuite's
+        observables sample it (`obs_eef_pos`, `obs_eef_quat` xyzw, `obs_gripper_qpos`,
+        `obs_agentview`, `obs_robot0_eye_in_hand`; upside down), cameras on; step with
+        `observe` only from a reset to keep LIBERO's harness's sampling instant (a
+        `render` or camera-less step moves it: the worker's `step` doc)."""
         acts = np.asarray(actions, dtype=np.float64).reshape(-1, 7)
-        return dict(self.call("step", actions=acts.tolist(), render=render)["steps"])
+        reply = self.call(
+            "step", actions=acts.tolist(), render=render, observe=observe, state_at=state_at
+        )
+        return dict(reply["steps"])
 
     def render(self) -> dict[str, np.ndarray]:
         """Frames of the current state: agentview and robot0_eye_in_hand (H, W, 3) uint8,

@@ -128,33 +128,72 @@ class Worker:
 
     def _cameras(self, on: bool) -> None:
         """Enable or disable the camera observables (rendering them is most of a step's
-        time; they never change the physics)."""
+        time; they never change the physics). Only those not already so: robosuite's
+        `set_enabled` resets an observable (its value to zeros, its sampling timer to 0),
+        which would move its sampling instant off the harness's."""
         env = self.env.env
         for cam in CAMERAS:
-            if f"{cam}_image" in env._observables:
+            obs = env._observables.get(f"{cam}_image")
+            if obs is not None and obs.is_enabled() != on:
                 env.modify_observable(f"{cam}_image", "enabled", on)
 
-    def step(self, actions: list[list[float]], render: bool = False) -> dict[str, Any]:
+    def step(
+        self,
+        actions: list[list[float]],
+        render: bool = False,
+        observe: bool = False,
+        state_at: int | None = None,
+    ) -> dict[str, Any]:
         """Step the actions; without `render` the cameras are not rendered at all. Each
         step's `pre_qpos`/`pre_qvel` are the state entering its last physics substep: the
         state whose poses and contacts LIBERO's `done` reads (robosuite runs no forward
-        after the last mj_step)."""
+        after the last mj_step). The observation env.step returned, as robosuite's
+        observables sampled it: `obs_eef_pos`, `obs_eef_quat` (x, y, z, w),
+        `obs_gripper_qpos`, and the instant it was sampled at: `obs_substep` (k, 1-based:
+        the eef position equals the grip site's right after the k-th mj_step; 0 if none),
+        `obs_pre_qpos`/`obs_pre_qvel` (the state entering that substep, whose poses the
+        observation shows) and `obs_qpos`/`obs_qvel` (after it); with `state_at` = k, those
+        four of substep k instead (the instant a harness's observation has: after
+        reset + set_init_state, 24; a later `set_state` moves robosuite's). With `observe`, its
+        images too (`obs_agentview`, `obs_robot0_eye_in_hand`), the cameras kept on and
+        nothing forced (`render` forces an update, which moves the observables' sampling
+        instant of the steps after it; so does stepping without cameras, whose
+        observables then stop counting time)."""
         steps = []
         sim = self.env.env.sim
         original = sim.step
         entering: list[np.ndarray] = []
+        substeps: list[tuple[np.ndarray, ...]] = []  # (qpos, qvel in; qpos, qvel, eef out)
+        site = self.env.env.robots[0].eef_site_id
 
         def substep() -> None:
             d = sim.data._data
             entering[:] = [d.qpos.copy(), d.qvel.copy()]
             original()
+            substeps.append((*entering, d.qpos.copy(), d.qvel.copy(), d.site_xpos[site].copy()))
 
-        self._cameras(render)
+        self._cameras(render or observe)
         sim.step = substep
         try:
             for action in np.asarray(actions, dtype=np.float64).reshape(-1, 7):
-                _, _, done, _ = self.env.step(action)
+                substeps.clear()
+                obs, _, done, _ = self.env.step(action)
                 snap = self.snapshot(render=render)
+                snap["obs_eef_pos"] = np.array(obs["robot0_eef_pos"])
+                snap["obs_eef_quat"] = np.array(obs["robot0_eef_quat"])
+                snap["obs_gripper_qpos"] = np.array(obs["robot0_gripper_qpos"])
+                hits = [
+                    k for k, s in enumerate(substeps) if np.array_equal(s[4], obs["robot0_eef_pos"])
+                ]
+                at = substeps[hits[0]] if hits else substeps[-1]
+                if state_at is not None:
+                    at = substeps[state_at - 1]
+                snap["obs_substep"] = hits[0] + 1 if hits else 0
+                names = ("obs_pre_qpos", "obs_pre_qvel", "obs_qpos", "obs_qvel")
+                snap.update(zip(names, at[:4], strict=True))
+                if observe:
+                    for cam in CAMERAS:
+                        snap[f"obs_{cam}"] = np.asarray(obs[f"{cam}_image"], dtype=np.uint8)
                 snap["success"] = bool(done)
                 snap["pre_qpos"], snap["pre_qvel"] = entering
                 steps.append(snap)

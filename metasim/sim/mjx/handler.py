@@ -200,11 +200,15 @@ class BackendHandler(Handler):
         width: int | None = None,
         height: int | None = None,
         depth: bool = False,
+        observed: bool = False,
     ) -> np.ndarray:
         self._render_state = self._get_state()  # one device-to-host copy per call
-        return super().render(camera, env_ids, width, height, depth)
+        return super().render(camera, env_ids, width, height, depth, observed)
 
-    def _render_data(self, env: int) -> tuple[mujoco.MjModel, mujoco.MjData]:
+    def _render_data(
+        self, env: int, observed: bool = False
+    ) -> tuple[mujoco.MjModel, mujoco.MjData]:
+        del observed  # no observation instant inside the step (supports_observe_substep)
         m, d = self.model, self._scratch
         state = self._render_state
         d.qpos[:] = state.qpos[env]

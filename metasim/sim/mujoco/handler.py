@@ -87,6 +87,7 @@ class BackendHandler(Handler):
     """`num_envs` flat states over one MjModel (or one model copy per env once perturbed)."""
 
     supports_substep = True
+    supports_observe_substep = True
 
     def __init__(self, compiled: CompiledScene, num_envs: int, nthread: int | None = None) -> None:
         super().__init__(compiled, num_envs)
@@ -142,6 +143,12 @@ class BackendHandler(Handler):
             self._qpos, self._qvel, pos, quat, site_pos, site_mat.reshape(b, -1, 3, 3)
         )
         self._scratch_views = [_views(d) for d in self._scratch]
+        # The observation instant's copies (`set_observe_substep`), made when one is set:
+        # the state row the observed substep started from (rendered from) and the joint
+        # state and poses mj_step left after it (buffers in `_batch_buffers`' order).
+        self._obs_rows: np.ndarray = np.zeros((0, self._state.shape[1]))
+        self._obs_buffers: tuple[np.ndarray, ...] = ()
+        self._obs_kinematics = self._kinematics
         self.reset(np.arange(num_envs), self.default_state(num_envs))
 
     # ------------------------------------------------------------ stepping
@@ -167,6 +174,48 @@ class BackendHandler(Handler):
         for dst, src in zip(self._step_poses, views[2:], strict=True):
             dst[i] = src
 
+    def _keep_observed(self, i: int, views: tuple[np.ndarray, ...]) -> None:
+        """Copy env i's joint state and poses as the observed substep's mj_step left them."""
+        for dst, src in zip(self._obs_buffers, views, strict=True):
+            dst[i] = src
+
+    def _observe_substep_set(self) -> None:
+        on = self.observe_substep is not None  # until the next step: the current state's
+        self._obs_rows = self._state.copy() if on else self._obs_rows[:0]
+        self._obs_buffers = tuple(a.copy() for a in self._batch_buffers) if on else ()
+        qpos, qvel, pos, quat, site_pos, site_mat = self._obs_buffers or self._batch_buffers
+        site_mat = site_mat.reshape(self.num_envs, -1, 3, 3)
+        self._obs_kinematics = Kinematics(qpos, qvel, pos, quat, site_pos, site_mat)
+
+    def _substeps_of(self, m: mujoco.MjModel, d: mujoco.MjData, i: int, tid: int) -> None:
+        """Env i's control step in `d`: one mj_step call of all substeps when nothing runs
+        between them (no host controller, no legacy aref, no observation instant)."""
+        substep, legacy, obs = self._substep, self._legacy_aref, self.observe_substep
+        if substep is None and not legacy:
+            if obs is None:
+                mujoco.mj_step(m, d, nstep=self.substeps)
+                return
+            if obs > 1:
+                mujoco.mj_step(m, d, nstep=obs - 1)
+            mujoco.mj_getState(m, d, self._obs_rows[i], SPEC)
+            mujoco.mj_step(m, d)
+            self._keep_observed(i, self._scratch_views[tid])
+            if obs < self.substeps:
+                mujoco.mj_step(m, d, nstep=self.substeps - obs)
+            return
+        # a host controller writes each substep's ctrl (osc_pose)
+        for k in range(1, self.substeps + 1):
+            if k == obs:
+                mujoco.mj_getState(m, d, self._obs_rows[i], SPEC)
+            mujoco.mj_step1(m, d)
+            if legacy:
+                legacy_equality_aref(m, d)
+            if substep is not None:
+                substep(i, k - 1, m, d)
+            mujoco.mj_step2(m, d)
+            if k == obs:
+                self._keep_observed(i, self._scratch_views[tid])
+
     def _work(self, envs: Iterator[int], tid: int) -> None:
         """Step envs taken one at a time from the shared iterator `envs` (taking the next
         index is atomic under the GIL), so threads stay busy when envs cost unequally."""
@@ -177,17 +226,7 @@ class BackendHandler(Handler):
             row = self._state[i]
             row[ctrl] = self._ctrl[i]
             mujoco.mj_setState(m, d, row, SPEC)
-            substep, legacy = self._substep, self._legacy_aref
-            if substep is None and not legacy:
-                mujoco.mj_step(m, d, nstep=self.substeps)
-            else:  # a host controller writes each substep's ctrl (osc_pose)
-                for k in range(self.substeps):
-                    mujoco.mj_step1(m, d)
-                    if legacy:
-                        legacy_equality_aref(m, d)
-                    if substep is not None:
-                        substep(i, k, m, d)
-                    mujoco.mj_step2(m, d)
+            self._substeps_of(m, d, i, tid)
             mujoco.mj_getState(m, d, row, SPEC)
             if self.track_contacts:  # those of the last substep's collision pass
                 self._contacts[i] = geom_contacts(d)
@@ -204,6 +243,10 @@ class BackendHandler(Handler):
             self._refresh(i, tid)
             for dst, src in zip(self._step_poses, self._batch_buffers[2:], strict=True):
                 dst[i] = src[i]  # the loaded state's own
+            if self._obs_buffers:  # the observation instant: the loaded state's own too
+                self._obs_rows[i] = self._state[i]
+                for dst, src in zip(self._obs_buffers, self._batch_buffers, strict=True):
+                    dst[i] = src[i]
 
     def _run(self, fn: Callable[[Iterator[int], int], None], env_ids: Sequence[int]) -> None:
         envs = iter(env_ids)
@@ -246,7 +289,11 @@ class BackendHandler(Handler):
             row[ctrl] = self._ctrl[i]
             mujoco.mj_setState(models[i], d, row, SPEC)
         pairs = list(zip(models, datas, strict=True))
+        obs = self.observe_substep
         for k in range(self.substeps):
+            if k + 1 == obs:  # the state the observed substep starts from
+                for i, (m, d) in enumerate(pairs):
+                    mujoco.mj_getState(m, d, self._obs_rows[i], SPEC)
             for m, d in pairs:
                 mujoco.mj_step1(m, d)
                 if self._legacy_aref:
@@ -254,6 +301,9 @@ class BackendHandler(Handler):
             batch(k, models, datas)
             for m, d in pairs:
                 mujoco.mj_step2(m, d)
+            if k + 1 == obs:
+                for i in range(len(datas)):
+                    self._keep_observed(i, self._env_views[i])
         for i, d in enumerate(datas):
             mujoco.mj_getState(models[i], d, self._state[i], SPEC)
             if self.track_contacts:  # those of the last substep's collision pass
@@ -308,6 +358,9 @@ class BackendHandler(Handler):
     def step_kinematics(self) -> Kinematics:
         return self._step_kinematics  # (see Handler.step_kinematics), updated in place
 
+    def observed_kinematics(self) -> Kinematics:
+        return self._obs_kinematics  # (see Handler.set_observe_substep), updated in place
+
     def site_jacobian(self, site: int) -> np.ndarray:
         if site in self._jac:
             return self._jac[site]
@@ -331,9 +384,12 @@ class BackendHandler(Handler):
 
     # ------------------------------------------------------------ rendering
 
-    def _render_data(self, env: int) -> tuple[mujoco.MjModel, mujoco.MjData]:
+    def _render_data(
+        self, env: int, observed: bool = False
+    ) -> tuple[mujoco.MjModel, mujoco.MjData]:
         m, d = self._models[env], self._scratch[0]
-        mujoco.mj_setState(m, d, self._state[env], SPEC)
+        rows = self._obs_rows if observed and self._obs_buffers else self._state
+        mujoco.mj_setState(m, d, rows[env], SPEC)
         mujoco.mj_kinematics(m, d)
         return m, d
 

@@ -38,19 +38,16 @@ from metasim.sim.base import DeviceController, SimState, Substep, UnsupportedSce
 from metasim.sim.mujoco.handler import BackendHandler as NativeHandler
 from metasim.sim.mujoco.handler import legacy_aref_needed
 from metasim.sim.warp import batch
-from metasim.sim.warp.kernels import (
-    legacy_equality_aref,
-    pack_poses,
-    pack_rest,
-    static_geom_poses,
-)
+from metasim.sim.warp.kernels import pack_poses, pack_rest, pack_row
 from metasim.sim.warp.support import (
     capacity_overflows,
     check_split_step,
     default_capacity,
     per_world,
     pick_device,
+    place_static_geoms,
     put_model,
+    rewrite_weld_aref,
 )
 
 # model fields that place geoms on world-welded bodies (see _place_static_geoms)
@@ -103,6 +100,10 @@ class BackendHandler(NativeHandler):
         self._at_overflow = self._at_jac + 6 * nv
         self._wstate = wp.zeros((num_envs, self._nstate), dtype=float, device=self.device)
         self._pack = wp.zeros((num_envs, self._at_overflow + 1), dtype=float, device=self.device)
+        # With an observation instant: the pack grows by its poses and the state rows
+        # before and after the observed substep (kept in _wobs on the device)
+        self._poses, self._at_obs = poses, self._at_overflow + 1
+        self._wobs: tuple[Any, Any] | None = None
         self._isdofancestor: Any = wp.array(
             np.asarray(self._wm.body_isdofancestor.numpy())[:, :nv].copy(),
             dtype=int,
@@ -124,37 +125,42 @@ class BackendHandler(NativeHandler):
 
     def _substeps(self, ctl: DeviceController | None) -> None:
         m, d = self._wm, self._wd
+        obs = self.observe_substep if self._wobs is not None else None
         for k in range(self.substeps):
+            if k + 1 == obs:  # the state the observed substep starts from
+                mjw.get_state(m, d, self._wobs[0], int(batch.SPEC))  # type: ignore[index]
             if ctl is None and not self.legacy_aref:
                 mjw.step(m, d)
-                continue
-            mjw.step1(m, d)
-            if self.legacy_aref:
-                self._rewrite_weld_aref()
-            if ctl is not None:
-                ctl.substep(k, d)
-            mjw.step2(m, d)
+            else:
+                mjw.step1(m, d)
+                if self.legacy_aref:
+                    self._rewrite_weld_aref()
+                if ctl is not None:
+                    ctl.substep(k, d)
+                mjw.step2(m, d)
+            if k + 1 == obs:  # the data right after it: poses of that state, joints after
+                self._pack_poses(self._at_obs, d)
+                mjw.get_state(m, d, self._wobs[1], int(batch.SPEC))  # type: ignore[index]
+
+    def _pack_poses(self, at: int, d: Any) -> None:
+        args = [self.model.nbody, self.model.nsite, at, d.xpos, d.xquat, d.site_xpos, d.site_xmat]
+        wp.launch(pack_poses, dim=self.num_envs, inputs=args, outputs=[self._pack])
+
+    def _observe_substep_set(self) -> None:
+        """Grow (or shrink back) the pack by the observation instant's columns."""
+        super()._observe_substep_set()
+        n, b, on = self._nstate, self.num_envs, self.observe_substep is not None
+        extra = self._poses + 2 * n if on else 0
+        with wp.ScopedDevice(self.device):
+            self._wobs = (
+                (wp.zeros((b, n), dtype=float), wp.zeros((b, n), dtype=float)) if on else None
+            )
+            self._pack = wp.zeros((b, self._at_obs + extra), dtype=float)
+        self._graphs.clear()  # captured with the previous arrays
 
     def _rewrite_weld_aref(self) -> None:
         """The weld and connect rows' aref without the J̇v term (see the module)."""
-        m, d = self._wm, self._wd
-        wp.launch(
-            legacy_equality_aref,
-            dim=(self.num_envs, self.njmax),
-            inputs=[
-                m.opt.timestep,
-                int(m.opt.disableflags),
-                m.eq_type,
-                m.eq_solref,
-                m.eq_solimp,
-                d.nefc,
-                d.efc.type,
-                d.efc.id,
-                d.efc.pos,
-                d.efc.vel,
-            ],
-            outputs=[d.efc.aref],
-        )
+        rewrite_weld_aref(self._wm, self._wd, self.num_envs, self.njmax)
 
     def _control_step(self, ctl: DeviceController | None) -> None:
         """The substeps of one control step: replayed from a CUDA graph when enabled."""
@@ -205,22 +211,16 @@ class BackendHandler(NativeHandler):
         """Pack and copy what the host reads, once for all worlds, into the host buffers
         (of `env_ids` only, after a reset; then the step poses are the state's own)."""
         m, d, b = self.model, self._wd, self.num_envs
-        nb, ns = m.nbody, m.nsite
         if env_ids is None:  # the poses the last substep started from, before kinematics
-            wp.launch(
-                pack_poses,
-                dim=b,
-                inputs=[nb, ns, self._at_step, d.xpos, d.xquat, d.site_xpos, d.site_xmat],
-                outputs=[self._pack],
-            )
+            self._pack_poses(self._at_step, d)
         mjw.kinematics(self._wm, d)
         mjw.com_pos(self._wm, d)
-        wp.launch(
-            pack_poses,
-            dim=b,
-            inputs=[nb, ns, self._at_kin, d.xpos, d.xquat, d.site_xpos, d.site_xmat],
-            outputs=[self._pack],
-        )
+        self._pack_poses(self._at_kin, d)
+        if env_ids is None and self._wobs is not None:  # the observed substep's state rows
+            at = self._at_obs + self._poses
+            for k, src in enumerate(self._wobs):
+                wp.launch(pack_row, dim=b, inputs=[self._nstate, at + k * self._nstate, src],
+                          outputs=[self._pack])  # fmt: skip
         mjw.get_state(self._wm, d, self._wstate, int(batch.SPEC))
         site = self.compiled.index.ee_site
         body = int(m.site_bodyid[site])
@@ -255,6 +255,8 @@ class BackendHandler(NativeHandler):
             dst[rows] = src
         for dst, src in zip(self._step_poses, step, strict=True):
             dst[rows] = src
+        if self._wobs is not None:
+            self._read_observed(host, env_ids)
         jac = host[rows, self._at_jac : self._at_overflow].reshape(-1, 6, m.nv)
         self._jac[site][rows] = jac
         flags = int(np.bitwise_or.reduce(host[rows, self._at_overflow].astype(np.int64)))
@@ -267,6 +269,24 @@ class BackendHandler(NativeHandler):
             )
         if self.track_contacts:
             self._read_contacts()
+
+    def _read_observed(self, host: np.ndarray, env_ids: np.ndarray | None) -> None:
+        """The observation instant's host copies: after a step from the pack (the state
+        rows before and after the observed substep, the poses right after it); after a
+        reset of `env_ids`, the reset state's own."""
+        if env_ids is not None:
+            self._obs_rows[env_ids] = self._state[env_ids]
+            for dst, src in zip(self._obs_buffers, self._batch_buffers, strict=True):
+                dst[env_ids] = src[env_ids]
+            return
+        n, at = self._nstate, self._at_obs + self._poses
+        self._obs_rows[:] = host[:, at : at + n]
+        after = host[:, at + n : at + 2 * n]
+        qpos, qvel, *poses = self._obs_buffers
+        qpos[:] = after[:, self._layout["qpos"]]
+        qvel[:] = after[:, self._layout["qvel"]]
+        for dst, src in zip(poses, self._unpack(host, self._at_obs), strict=True):
+            dst[:] = src
 
     def _unpack(self, host: np.ndarray, at: int) -> tuple[np.ndarray, ...]:
         m, n = self.model, host.shape[0]
@@ -367,29 +387,11 @@ class BackendHandler(NativeHandler):
         super()._apply(field, index, values)  # the host copies the renderer reads
 
     def _place_static_geoms(self) -> None:
-        """Recompute the world poses of geoms on world-welded bodies in every world (MuJoCo
-        Warp sets them once in put_data and never again, see kernels.static_geom_poses)."""
-        wm, d = self._wm, self._wd
-        wp.launch(
-            static_geom_poses,
-            dim=(self.num_envs, self.model.ngeom),
-            inputs=[
-                wm.body_parentid,
-                wm.body_rootid,
-                wm.body_weldid,
-                wm.body_mocapid,
-                wm.body_pos,
-                wm.body_quat,
-                wm.geom_bodyid,
-                wm.geom_pos,
-                wm.geom_quat,
-            ],
-            outputs=[d.geom_xpos, d.geom_xmat],
-        )
+        place_static_geoms(self._wm, self._wd, self.num_envs, self.model.ngeom)
 
     def close(self) -> None:
         self._device_ctl = None
         super().close()
 
 
-__all__ = ["BackendHandler"]
+__all__ = ["BackendHandler", "default_capacity"]

@@ -1,6 +1,6 @@
 """The Warp kernels of the warp backend's handler: the pack kernels that gather what the
-host reads after a control step into one array (`pack_poses`, `pack_rest`), the
-static geoms' poses after a per-world model edit (`static_geom_poses`), and the
+host reads after a control step into one array (`pack_poses`, `pack_rest`, `pack_row`),
+the static geoms' poses after a per-world model edit (`static_geom_poses`), and the
 reference acceleration of weld and connect rows without MuJoCo >= 3.7's J̇v term
 (`legacy_equality_aref`). Controllers'
 kernels live with their controllers (`metasim.control.osc_kernels`).
@@ -49,6 +49,14 @@ def pack_poses(
             for c in range(3):
                 out[w, o + 3 * a + c] = site_xmat[w, s][a, c]
         o += 9
+
+
+@wp.kernel(enable_backward=False)
+def pack_row(n: int, at: int, src: wp.array2d[float], out: wp.array2d[float]):
+    """out[w, at : at + n] = src[w, :n] (a state row kept inside the step, into the pack)."""
+    w = wp.tid()
+    for i in range(n):
+        out[w, at + i] = src[w, i]
 
 
 @wp.kernel(enable_backward=False)

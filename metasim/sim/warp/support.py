@@ -92,3 +92,54 @@ def default_capacity(model: mujoco.MjModel) -> tuple[int, int]:
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
     return max(512, 16 * int(data.ncon)), max(1024, 8 * int(data.nefc))
+
+
+def place_static_geoms(wm: Any, d: Any, num_envs: int, ngeom: int) -> None:
+    """Recompute the world poses of geoms on world-welded bodies in every world (MuJoCo
+    Warp sets them once in put_data and never again, see kernels.static_geom_poses)."""
+    import warp as wp
+
+    from metasim.sim.warp.kernels import static_geom_poses
+
+    wp.launch(
+        static_geom_poses,
+        dim=(num_envs, ngeom),
+        inputs=[
+            wm.body_parentid,
+            wm.body_rootid,
+            wm.body_weldid,
+            wm.body_mocapid,
+            wm.body_pos,
+            wm.body_quat,
+            wm.geom_bodyid,
+            wm.geom_pos,
+            wm.geom_quat,
+        ],
+        outputs=[d.geom_xpos, d.geom_xmat],
+    )
+
+
+def rewrite_weld_aref(wm: Any, d: Any, num_envs: int, njmax: int) -> None:
+    """Between step1 and step2: every world's weld and connect rows' reference
+    acceleration without the J̇v term (`kernels.legacy_equality_aref`)."""
+    import warp as wp
+
+    from metasim.sim.warp.kernels import legacy_equality_aref
+
+    wp.launch(
+        legacy_equality_aref,
+        dim=(num_envs, njmax),
+        inputs=[
+            wm.opt.timestep,
+            int(wm.opt.disableflags),
+            wm.eq_type,
+            wm.eq_solref,
+            wm.eq_solimp,
+            d.nefc,
+            d.efc.type,
+            d.efc.id,
+            d.efc.pos,
+            d.efc.vel,
+        ],
+        outputs=[d.efc.aref],
+    )
