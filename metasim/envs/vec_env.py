@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from gymnasium.vector import AutoresetMode
 
 from metasim.control.action_kinds.base import native_kind
 from metasim.control.actions import ActionController, ActionKind
+from metasim.envs.cameras import CameraView, image_dict, rig_views
 from metasim.envs.noise import RuntimeNoise
 from metasim.envs.terms import Layout, group_reader, terms_of
 from metasim.scene.compile import CompiledScene, compile_scene
@@ -30,6 +30,7 @@ from metasim.scene.schema import Scene
 from metasim.scene.sources import compile_task
 from metasim.sim import get_backend
 from metasim.sim.base import Kinematics, ModelEdit
+from metasim.sim.cameras import CameraRig
 from metasim.tasks.fixture_placement import (
     FixturePoses,
     nominal_fixture_poses,
@@ -38,23 +39,6 @@ from metasim.tasks.fixture_placement import (
 from metasim.tasks.init_states import FieldValues
 from metasim.tasks.predicates import TaskView
 from metasim.tasks.task import TaskRuntime
-
-
-@dataclass(frozen=True)
-class CameraView:
-    """A camera rendered into the observations: at its scene size, or at width x height
-    (key `<camera>@<w>x<h>`), with a depth image under `<key>_depth` when asked."""
-
-    camera: str
-    width: int | None = None
-    height: int | None = None
-    depth: bool = False
-
-    @property
-    def key(self) -> str:
-        if self.width is None or self.height is None:
-            return self.camera
-        return f"{self.camera}@{self.width}x{self.height}"
 
 
 def scene_parts(compiled: CompiledScene) -> tuple[tuple[str, ...], ...]:
@@ -101,9 +85,12 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         autoreset: bool = True,
         render_mode: str | None = None,
         noise: RuntimeNoise | None = None,
+        render: str | None = None,
         **backend_options: Any,
     ) -> None:
         self.compiled = as_compiled(scene)
+        # the camera renderer: `opengl` or `warp` (None: the scene's render.renderer)
+        self.renderer = render or self.compiled.scene.render.renderer
         self.noise = noise or RuntimeNoise()
         self.num_envs = num_envs
         self.device = device
@@ -118,6 +105,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self.handler.track_contacts = self.task.needs_contacts
         self.views = tuple(c if isinstance(c, CameraView) else CameraView(c) for c in cameras)
         self.cameras = tuple(v.camera for v in self.views)
+        self._rig: CameraRig | None = None  # made at the first observation with cameras
         self.max_episode_steps = self.compiled.max_steps
         idx = self.compiled.index
         self.object_names, self.fixture_bodies, self.fixture_sites = scene_parts(self.compiled)
@@ -153,6 +141,9 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         if new:
             self.views = (*self.views, *new)
             self.cameras = tuple(v.camera for v in self.views)
+            if self._rig is not None:
+                self.handler.release_rig(self._rig)
+                self._rig = None
             self._build_spaces()
 
     # ------------------------------------------------------------ spaces
@@ -327,16 +318,23 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
     def _observe(self) -> dict[str, Any]:
         kin = self.handler.kinematics()
         policy: dict[str, Any] = self.robot_state(kin)
-        for v in self.views:
-            policy[f"{v.key}_rgb"] = self.handler.render(v.camera, width=v.width, height=v.height)
-            if v.depth:
-                policy[f"{v.key}_depth"] = self.handler.render(
-                    v.camera, width=v.width, height=v.height, depth=True
-                )
+        policy.update(self.images())
         privileged = self._read_privileged(kin)
         if self.noise.active:
             self._perturb_obs(policy, privileged)
         return {"policy": self._out(policy), "privileged": self._out(privileged)}
+
+    def images(self) -> dict[str, np.ndarray]:
+        """Every camera view of every env, rendered together by the env's renderer:
+        `<key>_rgb` (B, H, W, 3) uint8 and, for depth views, `<key>_depth` (B, H, W)
+        float32 metres."""
+        if not self.views:
+            return {}
+        if self._rig is None:
+            settings = self.compiled.scene.render.raytrace
+            targets = rig_views(self.compiled, self.views)
+            self._rig = self.handler.camera_rig(targets, self.renderer, settings)
+        return image_dict(self.views, self._rig.render())
 
     # ------------------------------------------------------------ runtime perturbations
 

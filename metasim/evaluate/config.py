@@ -186,6 +186,8 @@ class EvalConfig(BaseModel):
     suite: SuiteConfig
     policy: PolicyConfig  # the kind's config model (`typed_policy`)
     backend: str = "mujoco"
+    # the camera renderer; None: each scene's render.renderer (opengl unless it says warp)
+    render: Literal["opengl", "warp"] | None = None
     num_envs: Annotated[int, Field(ge=1, le=4096)] = 8
     episodes: Annotated[int, Field(ge=1, le=MAX_EPISODES)] = 10  # per task and cell
     seed: Annotated[int, Field(ge=0)] = 0
@@ -229,6 +231,7 @@ class EvalConfig(BaseModel):
             seed=self.seed,
             num_envs=self.num_envs,
             backend=self.backend,
+            render=self.render,
             execute=p.execute,
             ensemble=p.ensemble,
             # One physics thread per Ray task: the cluster parallelizes across tasks.

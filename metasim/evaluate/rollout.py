@@ -77,6 +77,7 @@ def run_task(
         compiled,
         num_envs=n,
         backend=spec.backend,
+        render=spec.render,
         action_space=convert.env_space,
         cameras=views,
         autoreset=False,

@@ -123,7 +123,7 @@ def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, A
         "config": config,
         "policy_conventions": conventions,
         "checkpoint": checkpoint_record(config["policy"]),
-        "renderer": f"MuJoCo offscreen (MUJOCO_GL={os.environ.get('MUJOCO_GL', '')})",
+        "renderer": renderer_record(cfg.render),
         "versions": versions(),
         "backend_fidelity": backend_fidelity(cfg.backend),
         "tasks": tasks,
@@ -131,6 +131,38 @@ def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, A
         "episode_seeds": "episode k of every task and cell: episode_seed(config.seed, k)",
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
+
+
+def renderer_record(render: str | None) -> str:
+    """The camera renderer of a run, in words (the manifest records it)."""
+    gl = f"MuJoCo offscreen OpenGL (MUJOCO_GL={os.environ.get('MUJOCO_GL', '')})"
+    if render == "warp":
+        try:
+            mjw = metadata.version("mujoco-warp")
+        except metadata.PackageNotFoundError:
+            mjw = "not installed"
+        return f"warp: MuJoCo Warp's ray tracer (mujoco-warp {mjw}), every camera in one launch"
+    if render == "opengl":
+        return f"opengl: {gl}"
+    return f"each scene's render.renderer (opengl: {gl}, unless a scene says warp)"
+
+
+def image_inputs(render: str | None, tasks: list[str]) -> dict[str, str] | None:
+    """Under render=warp, per task source whose benchmark renders its reference images
+    otherwise: that the policy's image inputs differ from the benchmark's, by how much."""
+    from metasim.scene.sources import source_of
+
+    if render != "warp":
+        return None
+    notes = {}
+    for ref in tasks:
+        source = source_of(ref)
+        if source.render_reference:
+            notes[source.prefix or ref] = (
+                "image inputs differ from the benchmark's: rendered by MuJoCo Warp's ray "
+                f"tracer, not {source.render_reference}"
+            )
+    return notes or None
 
 
 def run_eval(cfg: EvalConfig, progress: Any | None = None, extend: bool = False) -> RunResult:
@@ -173,6 +205,7 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None, extend: bool = False)
             aggregate=aggregate(records, names, cfg.seed),
             **sensitivity(records, names, plan.grid),
             adaptive=adaptive_summary(cfg, adaptive),
+            image_inputs=image_inputs(cfg.render, names),
             config=cfg.model_dump(),
             versions=versions(),
             wall_time_s=time.perf_counter() - start,

@@ -19,6 +19,10 @@ from metasim.scene.sources import TaskSource, task_source
 class LiberoSource(TaskSource):
     """LIBERO tasks, imported from BDDL and the installed asset packages."""
 
+    render_reference = (
+        "robosuite's MuJoCo OpenGL renderer (LIBERO's): PSNR PSNR_LIBERO (docs/rendering.md)"
+    )
+
     def load(self, ref: str) -> Scene:
         from metasim.libero.importer.scene import load_task
 

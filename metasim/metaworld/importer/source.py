@@ -23,6 +23,11 @@ from metasim.scene.sources import TaskSource, task_source
 class MetaworldSource(TaskSource):
     """Meta-World's tasks, imported from the package's own XMLs."""
 
+    render_reference = (
+        "the package's MuJoCo OpenGL renderer (Meta-World's): PSNR PSNR_METAWORLD "
+        "(docs/rendering.md)"
+    )
+
     def load(self, ref: str) -> Scene:
         from metasim.metaworld.importer.scene import load_task
 

@@ -37,7 +37,8 @@ from metasim.sim.base import DeviceController, SimState, Substep, UnsupportedSce
 from metasim.sim.mujoco.handler import BackendHandler as NativeHandler
 from metasim.sim.mujoco.handler import legacy_aref_needed
 from metasim.sim.warp import batch
-from metasim.sim.warp.kernels import pack_poses, pack_rest, static_geom_poses
+from metasim.sim.warp.fields import STATIC_POSE_FIELDS, place_static_geoms, set_world_field
+from metasim.sim.warp.kernels import pack_poses, pack_rest
 from metasim.sim.warp.support import pick_device, put_model
 
 # overflows that drop contacts or constraint rows (not the solver's iteration limit,
@@ -52,10 +53,6 @@ _CAPACITY = int(
     | mjw.OverflowType.NVMAX
     | mjw.OverflowType.EPA_HORIZON
 )
-
-
-# model fields that place geoms on world-welded bodies (see _place_static_geoms)
-_STATIC_POSE_FIELDS = frozenset({"body_pos", "body_quat", "geom_pos", "geom_quat"})
 
 
 class BackendHandler(NativeHandler):
@@ -319,61 +316,25 @@ class BackendHandler(NativeHandler):
     def _apply(self, field: str, index: int, values: np.ndarray) -> None:
         """One model field per world on the device (and on the host models used for
         rendering). The field must be one MuJoCo Warp reads per world."""
-        target = self._wm.opt if field == "gravity" else self._wm
-        name = "gravity" if field == "gravity" else field
-        current = getattr(target, name, None)
-        if not isinstance(current, wp.array) or not _per_world(name):
-            raise UnsupportedScene(
-                f"the warp backend cannot vary {field!r} per env (MuJoCo Warp reads it once "
-                "for every world); run this perturbation on backend=mujoco or mjx"
-            )
-        host = np.asarray(current.numpy())
-        if host.shape[0] != self.num_envs:
-            host = np.repeat(host[:1], self.num_envs, axis=0)
-        if field == "gravity":
-            host[:] = values.reshape(host.shape)
-        else:
-            host[:, index] = values.reshape(host[:, index].shape)
         with wp.ScopedDevice(self.device):
-            setattr(target, name, wp.array(host, dtype=current.dtype, device=self.device))
-            if field in _STATIC_POSE_FIELDS:
-                self._place_static_geoms()
+            if not set_world_field(self._wm, field, index, values, self.num_envs):
+                raise UnsupportedScene(
+                    f"the warp backend cannot vary {field!r} per env (MuJoCo Warp reads it "
+                    "once for every world); run this perturbation on backend=mujoco or mjx"
+                )
+            if field in STATIC_POSE_FIELDS:
+                place_static_geoms(self.model, self._wm, self._wd)
         self._graphs.clear()  # they hold the replaced array
         super()._apply(field, index, values)  # the host copies the renderer reads
 
-    def _place_static_geoms(self) -> None:
-        """Recompute the world poses of geoms on world-welded bodies in every world (MuJoCo
-        Warp sets them once in put_data and never again, see kernels.static_geom_poses)."""
-        wm, d = self._wm, self._wd
-        wp.launch(
-            static_geom_poses,
-            dim=(self.num_envs, self.model.ngeom),
-            inputs=[
-                wm.body_parentid,
-                wm.body_rootid,
-                wm.body_weldid,
-                wm.body_mocapid,
-                wm.body_pos,
-                wm.body_quat,
-                wm.geom_bodyid,
-                wm.geom_pos,
-                wm.geom_quat,
-            ],
-            outputs=[d.geom_xpos, d.geom_xmat],
-        )
+    def device_arrays(self) -> tuple[Any, Any, str]:
+        """The MuJoCo Warp model and data of the batch and their device (what a camera
+        rig renders from, with the kinematics of the last step or reset)."""
+        return self._wm, self._wd, self.device
 
     def close(self) -> None:
         self._device_ctl = None
         super().close()
-
-
-def _per_world(name: str) -> bool:
-    """Whether MuJoCo Warp's model field `name` takes a leading world axis ("*")."""
-    from mujoco_warp._src import types
-
-    hints = types.Option if name == "gravity" else types.Model
-    shape: Any = getattr(hints.__annotations__.get(name), "shape", None)
-    return bool(shape) and shape[0] == "*"
 
 
 def default_capacity(model: mujoco.MjModel) -> tuple[int, int]:
