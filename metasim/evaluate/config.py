@@ -344,11 +344,16 @@ def compose(overrides: list[str]) -> EvalConfig:
         ]
         raise MetasimInputError("command line", problems) from None
     from metasim.sim import get_backend
+    from metasim.sim.cameras import check_renderer
 
     try:
         get_backend(config.backend)
     except KeyError as exc:
         raise MetasimInputError("command line", [f"backend: {exc.args[0]}"]) from None
+    try:
+        check_renderer(config.render)
+    except KeyError as exc:
+        raise MetasimInputError("command line", [f"render: {exc.args[0]}"]) from None
     config._locate = locate
     config.rollout  # noqa: B018 -- policy options checked now, before any folder is written
     return config

@@ -15,13 +15,17 @@ class RaytraceSpec(Strict):
     `samples_per_pixel`: sub-pixel samples per axis (n² rays a pixel, anti-aliasing);
     `shadows`: shadow rays for lights that cast shadows (`shadow_fraction` of a light
     reaches an occluded point); `specular`: Phong highlights of materials; `skybox`: rays
-    that hit nothing show the model's skybox texture (else black)."""
+    that hit nothing show the model's skybox texture (else black); `shading: opengl` clamps
+    the lit colour before the texture multiplies it and adds the specular after, as
+    MuJoCo's OpenGL does (`warp`: MuJoCo Warp's own order, see
+    metasim.sim.warp.gl_shading)."""
 
-    samples_per_pixel: Annotated[int, Field(ge=1, le=4)] = 2
+    samples_per_pixel: Annotated[int, Field(ge=1, le=4)] = 3
     shadows: bool = True
     shadow_fraction: Annotated[float, Field(ge=0, le=1)] = 0.3
     specular: bool = True
     skybox: bool = True
+    shading: Literal["opengl", "warp"] = "opengl"
 
 
 class RenderSpec(Strict):

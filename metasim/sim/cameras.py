@@ -87,23 +87,36 @@ def renderer_names() -> list[str]:
     return RENDERERS.names()
 
 
+def check_renderer(renderer: str | None) -> None:
+    """KeyError naming why, if `renderer` (None: the scene's) cannot render here."""
+    if renderer is None:
+        return
+    renderer_names()
+    try:
+        RENDERERS[renderer]()
+    except UnknownName:
+        raise KeyError(
+            f"unknown renderer {renderer!r}; expected one of {RENDERERS.names()}"
+        ) from None
+    except ModuleNotFoundError as exc:
+        raise KeyError(f"renderer {renderer!r} is not available here ({exc})") from None
+
+
 def make_rig(
     handler: Handler, views: Sequence[View], renderer: str, settings: RaytraceSpec
 ) -> CameraRig:
     """A rig of `renderer` for `views` of `handler`'s envs (KeyError: no such renderer,
     or one whose package is not installed here)."""
-    renderer_names()
-    try:
-        loader = RENDERERS[renderer]
-    except UnknownName:
-        raise KeyError(
-            f"unknown renderer {renderer!r}; expected one of {RENDERERS.names()}"
-        ) from None
-    try:
-        maker = loader()
-    except ModuleNotFoundError as exc:
-        raise KeyError(f"renderer {renderer!r} is not available here ({exc})") from None
-    return maker(handler, views, settings)
+    check_renderer(renderer)
+    return RENDERERS[renderer]()(handler, views, settings)
 
 
-__all__ = ["RENDERERS", "CameraRig", "OpenGLRig", "View", "make_rig", "renderer_names"]
+__all__ = [
+    "RENDERERS",
+    "CameraRig",
+    "OpenGLRig",
+    "View",
+    "check_renderer",
+    "make_rig",
+    "renderer_names",
+]

@@ -22,6 +22,7 @@ import warp as wp
 
 from metasim.sim.cameras import View
 from metasim.sim.warp.fields import STATIC_POSE_FIELDS, place_static_geoms, set_world_field
+from metasim.sim.warp.gl_shading import render_module
 from metasim.sim.warp.support import pick_device, put_model
 
 if TYPE_CHECKING:
@@ -73,6 +74,9 @@ class WarpRig:
                     model, mujoco.MjData(model), nworld=self.nworld, nconmax=1, njmax=1
                 )
         self._groups = view_groups(self.views)
+        module = render_module() if settings.shading == "opengl" else None
+        self._render = mjw.render if module is None else module.render
+        self.shading = "warp" if module is None else "opengl"  # what it renders with
         with wp.ScopedDevice(self.device):
             self._contexts = [self._context(g) for g in self._groups]
 
@@ -119,7 +123,7 @@ class WarpRig:
             mjw.camlight(self._wm, self._wd)
             for targets, rc in zip(self._groups, self._contexts, strict=True):
                 mjw.refit_bvh(self._wm, self._wd, rc)
-                mjw.render(self._wm, self._wd, rc)
+                self._render(self._wm, self._wd, rc)
                 frames.update(self._read(targets, rc))
         return [frames[((v.camera, v.width, v.height), v.depth)] for v in self.views]
 
