@@ -205,7 +205,7 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None, extend: bool = False)
             aggregate=aggregate(records, names, cfg.seed),
             **sensitivity(records, names, plan.grid),
             adaptive=adaptive_summary(cfg, adaptive),
-            image_inputs=image_inputs(cfg.render, names),
+            image_inputs=image_inputs(cfg.render, cfg.suite.tasks),
             config=cfg.model_dump(),
             versions=versions(),
             wall_time_s=time.perf_counter() - start,
