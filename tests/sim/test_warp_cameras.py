@@ -122,3 +122,49 @@ def test_rig_made_after_an_edit_replays_it(lift_scene) -> None:
         assert img[0].mean() > img[1].mean() + 5
     finally:
         env.close()
+
+
+CUBE_BOX = """<mujoco><visual>
+<headlight ambient="0.5 0.5 0.5" diffuse="0.5 0.5 0.5" specular="0 0 0"/></visual>
+<asset><texture name="t" type="cube" builtin="checker" rgb1="1 0 0" rgb2="0 0 1"
+width="32" height="32"/><material name="m" texture="t" specular="0"/></asset><worldbody>
+<geom type="box" size="0.7 0.4 0.03" material="m"/>
+<camera name="c" pos="0 0 3" xyaxes="1 0 0 0 1 0" fovy="40"/></worldbody></mujoco>"""
+
+
+def test_a_six_face_cube_texture_shows_one_face_per_box_face() -> None:
+    """MuJoCo Warp samples a cube texture stored as six identical faces as one 2D image
+    (six squeezed copies on every box face); the rig gives it one face, as OpenGL maps it."""
+    import mujoco
+    import mujoco_warp as mjw
+    import warp as wp
+
+    from metasim.sim.warp.cameras import single_face_cubes
+
+    spec = mujoco.MjSpec.from_string(CUBE_BOX)
+    tex = spec.textures[0]  # six identical checker faces, as one file on every face gives
+    face = np.zeros((32, 32, 3), np.uint8)
+    face[:16, :16] = face[16:, 16:] = (255, 0, 0)
+    face[:16, 16:] = face[16:, :16] = (0, 0, 255)
+    tex.builtin, tex.width, tex.height, tex.nchannel = 0, 32, 6 * 32, 3
+    tex.data = np.tile(face, (6, 1, 1)).tobytes()
+    m = spec.compile()
+    assert m.tex_height[0] == 6 * m.tex_width[0]
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    with mujoco.Renderer(m, 32, 32) as r:
+        r.update_scene(d, camera="c")
+        gl = r.render()
+    wp.init()
+    with wp.ScopedDevice("cpu"):
+        wm, wd = mjw.put_model(m), mjw.put_data(m, d)
+        images = {}
+        for fix in (False, True):
+            rc = mjw.create_render_context(m, cam_res=[(32, 32)], render_rgb=[True])
+            if fix:
+                assert single_face_cubes(m, rc) == 1
+            mjw.refit_bvh(wm, wd, rc)
+            mjw.render(wm, wd, rc)
+            px = rc.rgb_data.numpy().view(np.uint8).reshape(-1, 4)[: 32 * 32]
+            images[fix] = px.reshape(32, 32, 4)[..., 2::-1]
+    assert psnr(gl, images[True]) > psnr(gl, images[False]) + 5

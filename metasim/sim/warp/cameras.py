@@ -19,6 +19,7 @@ import mujoco
 import mujoco_warp as mjw
 import numpy as np
 import warp as wp
+from mujoco_warp._src.render_util import texture_pixels
 
 from metasim.sim.cameras import View
 from metasim.sim.warp.fields import STATIC_POSE_FIELDS, place_static_geoms, set_world_field
@@ -51,6 +52,33 @@ def view_groups(views: Sequence[View]) -> list[list[Target]]:
     return groups
 
 
+def single_face_cubes(model: mujoco.MjModel, rc: Any) -> int:
+    """Give the context one face of each cube texture whose six faces are the same image
+    (returns how many). MuJoCo's OpenGL maps one cube face onto each face of a box;
+    MuJoCo Warp samples a cube texture as one 2D image, so a texture stored as six faces
+    (height = 6 x width, e.g. LIBERO's `textable`) shows all six squeezed onto every face.
+    Textures with distinct faces are left (a remaining difference, docs/rendering.md)."""
+    changed = 0
+    for tex in range(model.ntex):
+        if model.tex_type[tex] != mujoco.mjtTexture.mjTEXTURE_CUBE:
+            continue
+        pixels = texture_pixels(model, tex)
+        h, w, nc = pixels.shape
+        if h != 6 * w:
+            continue
+        faces = pixels.reshape(6, w, w, nc)
+        if not all(np.array_equal(faces[0], f) for f in faces[1:]):
+            continue
+        rgba = np.ones((w, w, 4), dtype=np.float32)
+        rgba[..., : min(nc, 4)] = faces[0][..., :4] / 255.0
+        data = wp.array(rgba, dtype=float)
+        rc.textures_registry[tex] = wp.Texture2D(data, filter_mode=wp.TextureFilterMode.LINEAR)
+        changed += 1
+    if changed:
+        rc.textures = wp.array(rc.textures_registry, dtype=wp.Texture2D)
+    return changed
+
+
 class WarpRig:
     """The views of `handler`'s envs, ray traced with the settings `settings`."""
 
@@ -81,6 +109,11 @@ class WarpRig:
             self._contexts = [self._context(g) for g in self._groups]
 
     def _context(self, targets: list[Target]) -> Any:
+        rc = self._make_context(targets)
+        single_face_cubes(self.handler.model, rc)
+        return rc
+
+    def _make_context(self, targets: list[Target]) -> Any:
         s = self.settings
         rgb = [
             any(not v.depth and (v.camera, v.width, v.height) == t for v in self.views)
