@@ -71,7 +71,7 @@ def single_face_cubes(model: mujoco.MjModel, rc: Any) -> int:
             continue
         rgba = np.ones((w, w, 4), dtype=np.float32)
         rgba[..., : min(nc, 4)] = faces[0][..., :4] / 255.0
-        data = wp.array(rgba, dtype=float)
+        data: Any = wp.array(rgba, dtype=float)
         rc.textures_registry[tex] = wp.Texture2D(data, filter_mode=wp.TextureFilterMode.LINEAR)
         changed += 1
     if changed:
