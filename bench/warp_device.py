@@ -81,7 +81,58 @@ def _control_step(wm: Any, wd: Any, substeps: int, device_osc: Any) -> None:
             mjw.step2(wm, wd)
 
 
-def run(folder: Path, worlds: list[int], steps: int, device: str | None) -> None:
+def _camera_rate(
+    m: mujoco.MjModel, wm: Any, wd: Any, n: int, cams: list[str], size: int, steps: int
+) -> dict[str, Any]:
+    """Frames/s of the named cameras of every world at size x size, rendered as the warp
+    rig renders them (kinematics, camlight, BVH refit, one ray-trace launch with
+    OpenGL's shading order at the default samples per pixel)."""
+    import mujoco_warp as mjw
+    import warp as wp
+
+    from metasim.scene.render_schema import RaytraceSpec
+    from metasim.sim.warp.gl_shading import render_module
+
+    names = [m.camera(i).name for i in range(m.ncam)]
+    cams = [c for c in cams if c in names]
+    if not cams:
+        return {"cameras": f"none of the asked cameras in {names}"}
+    spp = RaytraceSpec().samples_per_pixel
+    rc = mjw.create_render_context(
+        m, nworld=n, cam_res=[(size, size)] * len(cams), render_rgb=[True] * len(cams),
+        render_depth=[False] * len(cams), cam_active=cams, use_shadows=True,
+        samples_per_pixel=spp, render_skybox=True,
+    )  # fmt: skip
+    module = render_module()
+    render = mjw.render if module is None else module.render
+
+    def frame() -> None:
+        mjw.kinematics(wm, wd)
+        mjw.com_pos(wm, wd)
+        mjw.camlight(wm, wd)
+        mjw.refit_bvh(wm, wd, rc)
+        render(wm, wd, rc)
+
+    frame()  # compiles
+    wp.synchronize_device()
+    t = time.perf_counter()
+    for _ in range(steps):
+        frame()
+    wp.synchronize_device()
+    sec = (time.perf_counter() - t) / steps
+    return {"cameras": cams, "size": size, "spp": spp, "render_s": round(sec, 5),
+            "frames_per_s": round(n * len(cams) / sec, 1)}  # fmt: skip
+
+
+def run(
+    folder: Path,
+    worlds: list[int],
+    steps: int,
+    device: str | None,
+    cams: list[str] | None = None,
+    size: int = 224,
+    episode_steps: int = 300,
+) -> None:
     import mujoco_warp as mjw
     import warp as wp
 
@@ -152,9 +203,16 @@ def run(folder: Path, worlds: list[int], steps: int, device: str | None) -> None
                         _control_step(wm, wd, meta["substeps"], device_osc)
                 wp.synchronize_device(dev)
                 sec = (time.perf_counter() - t) / steps
+                cam: dict[str, Any] = {}
+                if cams:
+                    cam = _camera_rate(m, wm, wd, n, cams, size, steps)
+            if "render_s" in cam:  # env side: one control step + one observation
+                step_s = sec + cam["render_s"]
+                cam["episodes_per_hour"] = round(n * 3600 / (episode_steps * step_s), 1)
             print(
                 json.dumps(
-                    {
+                    cam
+                    | {
                         "scene": meta["ref"],
                         "device": dev,
                         "worlds": n,
@@ -182,11 +240,22 @@ def main() -> int:
     rn.add_argument("--worlds", type=int, nargs="+", default=[1024, 4096])
     rn.add_argument("--steps", type=int, default=20)
     rn.add_argument("--device", default=None)
+    rn.add_argument("--cameras", nargs="+", default=None, help="also ray-trace these cameras")
+    rn.add_argument("--size", type=int, default=224, help="camera width and height")
+    rn.add_argument("--episode-steps", type=int, default=300, help="for episodes/hour")
     args = parser.parse_args()
     if args.cmd == "export":
         export(args.out, args.refs, args.episodes)
     else:
-        run(args.folder, args.worlds, args.steps, args.device)
+        run(
+            args.folder,
+            args.worlds,
+            args.steps,
+            args.device,
+            args.cameras,
+            args.size,
+            args.episode_steps,
+        )
     return 0
 
 
