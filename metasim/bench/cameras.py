@@ -15,7 +15,6 @@ so the ratio is Warp's frames/s over OpenGL's on the same states.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import time
@@ -95,18 +94,13 @@ def bench_cameras(
     except KeyError as exc:
         raise MetasimInputError("--render", [str(exc.args[0])]) from None
     compiled = _compile(scene)
-    if spp is not None:
-        look = compiled.scene.render
-        raytrace = look.raytrace.model_copy(update={"samples_per_pixel": spp})
-        scene_ = compiled.scene.model_copy(
-            update={"render": look.model_copy(update={"raytrace": raytrace})}
-        )
-        compiled = dataclasses.replace(compiled, scene=scene_)
     picks: list[str | None] = list(cameras) if cameras else [None]
     cams = [c for name in picks for c in scene_cameras(compiled, name)]
     w, h = size if size else (None, None)
     views = [CameraView(c, w, h) for c in cams]
-    env = MetasimVectorEnv(compiled, num_envs=num_envs, cameras=views, render=render)
+    env = MetasimVectorEnv(
+        compiled, num_envs=num_envs, cameras=views, render=render, render_spp=spp
+    )
     env.reset(seed=0)
     hold = np.zeros((num_envs, env.controller.dim))
     for _ in range(SETTLE_STEPS):
@@ -143,6 +137,7 @@ def bench_cameras(
         for r in renderers.values():
             r.close()
         env.close()
+    raytrace = env.raytrace
     frames = num_envs * len(cams)
     metasim_fps = frames / float(np.median(t_m))
     bare_fps = frames / float(np.median(t_b))
@@ -155,7 +150,7 @@ def bench_cameras(
         "mujoco": mujoco.__version__,
         "mujoco_gl": os.environ.get("MUJOCO_GL"),
         "render": render,
-        "raytrace": compiled.scene.render.raytrace.model_dump() if render == "warp" else None,
+        "raytrace": raytrace.model_dump() if render == "warp" else None,
         "gl_renderer": gl,
         "metasim_fps": round(metasim_fps, 2),
         "bare_fps": round(bare_fps, 2),

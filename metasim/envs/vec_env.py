@@ -86,11 +86,16 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         render_mode: str | None = None,
         noise: RuntimeNoise | None = None,
         render: str | None = None,
+        render_spp: int | None = None,
         **backend_options: Any,
     ) -> None:
         self.compiled = as_compiled(scene)
         # the camera renderer: `opengl` or `warp` (None: the scene's render.renderer)
         self.renderer = render or self.compiled.scene.render.renderer
+        raytrace = self.compiled.scene.render.raytrace
+        if render_spp is not None:  # the scene's ray-tracing settings, anti-aliasing replaced
+            raytrace = raytrace.model_copy(update={"samples_per_pixel": render_spp})
+        self.raytrace = raytrace
         self.noise = noise or RuntimeNoise()
         self.num_envs = num_envs
         self.device = device
@@ -331,9 +336,8 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         if not self.views:
             return {}
         if self._rig is None:
-            settings = self.compiled.scene.render.raytrace
             targets = rig_views(self.compiled, self.views)
-            self._rig = self.handler.camera_rig(targets, self.renderer, settings)
+            self._rig = self.handler.camera_rig(targets, self.renderer, self.raytrace)
         return image_dict(self.views, self._rig.render())
 
     # ------------------------------------------------------------ runtime perturbations

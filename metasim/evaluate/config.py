@@ -188,6 +188,8 @@ class EvalConfig(BaseModel):
     backend: str = "mujoco"
     # the camera renderer; None: each scene's render.renderer (opengl unless it says warp)
     render: Literal["opengl", "warp"] | None = None
+    # render=warp: samples per pixel per axis (None: the scene's render.raytrace, 2)
+    render_spp: Annotated[int, Field(ge=1, le=4)] | None = None
     num_envs: Annotated[int, Field(ge=1, le=4096)] = 8
     episodes: Annotated[int, Field(ge=1, le=MAX_EPISODES)] = 10  # per task and cell
     seed: Annotated[int, Field(ge=0)] = 0
@@ -232,6 +234,7 @@ class EvalConfig(BaseModel):
             num_envs=self.num_envs,
             backend=self.backend,
             render=self.render,
+            render_spp=self.render_spp,
             execute=p.execute,
             ensemble=p.ensemble,
             # One physics thread per Ray task: the cluster parallelizes across tasks.

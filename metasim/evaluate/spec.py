@@ -32,6 +32,7 @@ class RolloutSpec:
     num_envs: int = 1
     backend: str = "mujoco"
     render: str | None = None  # camera renderer, opengl | warp (None: the scene's)
+    render_spp: int | None = None  # warp: samples per pixel per axis (None: the scene's)
     execute: int | None = None
     ensemble: float | None = None
     threads: int | None = None

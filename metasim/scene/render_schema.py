@@ -20,7 +20,7 @@ class RaytraceSpec(Strict):
     MuJoCo's OpenGL does (`warp`: MuJoCo Warp's own order, see
     metasim.sim.warp.gl_shading)."""
 
-    samples_per_pixel: Annotated[int, Field(ge=1, le=4)] = 3
+    samples_per_pixel: Annotated[int, Field(ge=1, le=4)] = 2
     shadows: bool = True
     shadow_fraction: Annotated[float, Field(ge=0, le=1)] = 0.3
     specular: bool = True
