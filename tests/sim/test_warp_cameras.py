@@ -168,3 +168,43 @@ def test_a_six_face_cube_texture_shows_one_face_per_box_face() -> None:
             px = rc.rgb_data.numpy().view(np.uint8).reshape(-1, 4)[: 32 * 32]
             images[fix] = px.reshape(32, 32, 4)[..., 2::-1]
     assert psnr(gl, images[True]) > psnr(gl, images[False]) + 5
+
+
+def test_scene_render_writes_the_same_files_either_way(tmp_path, capsys) -> None:
+    from metasim.cli.main import main
+
+    names = {}
+    for r in ("opengl", "warp"):
+        out = tmp_path / r
+        argv = ["scene", "render", "lift_cube", "--out", str(out), "--render", r]
+        assert main([*argv, "--size", "40", "24"]) == 0
+        names[r] = sorted(p.name for p in out.iterdir())
+        assert f", {r})" in capsys.readouterr().out
+    assert names["opengl"] == names["warp"] and len(names["warp"]) >= 2
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["scene", "render", "lift_cube", "--out", "o", "--render", "vulkan"],
+        ["scene", "render", "lift_cube", "--out", "o", "--size", "0", "24"],
+        ["bench", "cameras", "--render", "vulkan"],
+        ["bench", "cameras", "--render", "warp", "--spp", "9"],
+    ],
+)
+def test_bad_render_options_exit_2(capsys, argv) -> None:
+    from tests.cli_refusal import refused
+
+    refused(capsys, argv)
+
+
+def test_bench_cameras_warp_prints_frames_per_second(capsys) -> None:
+    import json
+
+    from metasim.cli.main import main
+
+    argv = ["bench", "cameras", "--render", "warp", "--num-envs", "2", "--repeats", "1"]
+    assert main([*argv, "--size", "32", "32", "--spp", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["render"] == "warp" and out["raytrace"]["samples_per_pixel"] == 1
+    assert out["metasim_fps"] > 0 and out["bare_fps"] > 0

@@ -24,8 +24,9 @@ class MetaworldSource(TaskSource):
     """Meta-World's tasks, imported from the package's own XMLs."""
 
     render_reference = (
-        "the package's MuJoCo OpenGL renderer (Meta-World's): PSNR PSNR_METAWORLD "
-        "(docs/rendering.md)"
+        "the package's MuJoCo OpenGL renderer (Meta-World's): measured PSNR 29.8 dB corner, "
+        "21.5-23.3 dB corner2, corner3, topview and gripperPOV (MT10 at 480x480, 2x2 "
+        "samples: no planar reflections, exact shadows, no mipmaps; docs/rendering.md)"
     )
 
     def load(self, ref: str) -> Scene:
