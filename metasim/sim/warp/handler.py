@@ -14,8 +14,9 @@ the step path (tests/sim/test_warp_device.py fails if one is). Resets write stat
 the device.
 Per-env model edits (physics perturbations, LIBERO's per-episode fixture poses) become
 per-world model fields (MuJoCo Warp reads a model field with a leading world axis per
-world). Camera images are still rendered by MuJoCo's OpenGL renderer from the host copy
-of each env's state (`Handler.render`).
+world). Camera images: with `render=warp` MuJoCo Warp's ray tracer draws every camera of
+every world from this device data (`device_arrays`, `metasim.sim.warp.cameras`); with
+`render=opengl` MuJoCo's OpenGL renderer draws the host copy of each env's state.
 
 MuJoCo Warp always applies MuJoCo >= 3.7's J̇v term to weld and connect rows; a scene
 with `physics.equality_jdotv: false` (Meta-World) runs with it: outcome agreement
