@@ -17,6 +17,11 @@ step2, Meta-World's weld rows rewritten there, one captured CUDA graph per contr
 and the one copy to the host an episode pays). One JSON line per task and world count:
 physics and control steps/s and the launch-and-compile seconds. Unlike `bench physics`
 it runs no native backend beside it (which at 4,096 LIBERO envs would not fit in memory).
+
+With `--cameras`, each line also has the warp rig's frames/s for those cameras (MuJoCo
+Warp's ray tracer, `render=warp`: every camera of every world in one launch, at the
+scene's default ray-tracing settings) and the env side's episodes/hour with them
+(`--episode-steps` control steps an episode, physics plus images, no policy).
 """
 
 from __future__ import annotations
@@ -24,7 +29,37 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
+from typing import Any
+
+
+def camera_rate(compiled: Any, n: int, cams: list[str], size: int, steps: int) -> dict[str, Any]:
+    """Frames/s of the warp rig rendering `cams` (those the scene has) of `n` worlds."""
+    from metasim.sim import get_backend
+    from metasim.sim.cameras import View
+
+    m = compiled.model
+    names = [m.camera(i).name for i in range(m.ncam)]
+    views = [View(c, size, size) for c in cams if c in names]
+    if not views:
+        return {"cameras": f"none of {cams} in {names}"}
+    handler = get_backend("warp").launch(compiled, n)
+    try:
+        rig = handler.camera_rig(views, "warp")
+        rig.render()  # compiles
+        t = time.perf_counter()
+        for _ in range(steps):
+            rig.render()
+        sec = (time.perf_counter() - t) / steps
+    finally:
+        handler.close()
+    return {
+        "cameras": [v.camera for v in views],
+        "size": size,
+        "render_s": round(sec, 5),
+        "frames_per_s": round(n * len(views) / sec, 1),
+    }
 
 
 def main() -> int:
@@ -33,6 +68,9 @@ def main() -> int:
     parser.add_argument("--worlds", type=int, nargs="+", default=[1024, 4096])
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--cameras", nargs="+", default=None, help="also ray-trace these")
+    parser.add_argument("--size", type=int, default=224, help="camera width and height")
+    parser.add_argument("--episode-steps", type=int, default=300, help="for episodes/hour")
     args = parser.parse_args()
     tasks = sorted(p for f in args.folders for p in f.glob("*.prebuilt.json"))
     if not tasks:
@@ -48,8 +86,16 @@ def main() -> int:
     for path in tasks:
         compiled = compile_task(f"prebuilt:{path}")
         for n in args.worlds:
-            rate = handler_rate(compiled, "warp", n, args.steps, None, args.repeats)
+            rate: dict[str, Any] = handler_rate(compiled, "warp", n, args.steps, None, args.repeats)
             line = {"scene": compiled.scene.name, "device": device, "worlds": n}
+            if args.cameras:
+                cams = camera_rate(compiled, n, args.cameras, args.size, args.steps)
+                rate["cameras"] = cams
+                if "render_s" in cams:
+                    step_s = 1.0 / rate["control_steps_per_s"] + cams["render_s"]
+                    rate["episodes_per_hour_with_cameras"] = round(
+                        3600 * n / (args.episode_steps * step_s)
+                    )
             print(json.dumps({**line, "substeps": compiled.substeps, **rate}), flush=True)
     return 0
 

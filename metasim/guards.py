@@ -339,6 +339,7 @@ def load_json(path: Path, what: str = "JSON file") -> Any:
 
 # Shared bounds of the benches' and evals' sizes: memory grows with envs × steps.
 NUM_ENVS = bounded_int(1, 4096)
+PIXELS = bounded_int(1, 4096)  # an image's width or height
 STEPS = bounded_int(1, 10_000)
 THREADS = bounded_int(1, 256)
 REPEATS = bounded_int(1, 100)

@@ -11,7 +11,7 @@ from typing import Any
 
 from metasim.cli.verbs import verb
 from metasim.errors import MetasimInputError
-from metasim.guards import OUT_DIR, PNG, check_out_dir, check_out_file, save_png
+from metasim.guards import OUT_DIR, PIXELS, PNG, check_out_dir, check_out_file, save_png
 
 
 def add_parser(verbs: Any) -> None:
@@ -22,6 +22,20 @@ def add_parser(verbs: Any) -> None:
     ren = sv.add_parser("render", help="write a PNG per camera")
     ren.add_argument("file", help="a scene file, a scene name or a PREFIX:REF task")
     ren.add_argument("--out", type=OUT_DIR, required=True)
+    ren.add_argument(
+        "--render",
+        choices=["opengl", "warp"],
+        default=None,
+        help="camera renderer (default: the scene's render.renderer, opengl unless set)",
+    )
+    ren.add_argument(
+        "--size",
+        type=PIXELS,
+        nargs=2,
+        default=None,
+        metavar=("W", "H"),
+        help="image size of every camera (default: each camera's own)",
+    )
     sv.add_parser("schema", help="print the JSON Schema of scene files")
     pre = sv.add_parser(
         "prebuild",
@@ -47,7 +61,7 @@ def schema() -> int:
 
 SUBVERBS: dict[str, Callable[[argparse.Namespace], int]] = {
     "validate": lambda args: validate(args.files),
-    "render": lambda args: render(Path(args.file), Path(args.out)),
+    "render": lambda args: render(Path(args.file), Path(args.out), args.render, args.size),
     "schema": lambda args: schema(),
     "prebuild": lambda args: prebuild(args.refs, Path(args.out), args.suite, args.no_textures),
 }
@@ -78,24 +92,38 @@ def validate(files: list[str]) -> int:
     return 2 if bad else 0
 
 
-def render(file: Path, out: Path) -> int:
-    """Write `<out>/<scene>_<camera>.png` for every camera, at the scene's reset state."""
-    from metasim.envs.vec_env import MetasimVectorEnv
+def render(
+    file: Path, out: Path, renderer: str | None = None, size: list[int] | None = None
+) -> int:
+    """Write `<out>/<scene>_<camera>.png` for every camera of the scene (the same names
+    whichever renderer draws them), at the scene's reset state, at `size` (W, H) or each
+    camera's own size. All cameras come from one render of the rig."""
+    from metasim.envs.vec_env import CameraView, MetasimVectorEnv
     from metasim.scene.sources import compile_task
+    from metasim.sim.cameras import check_renderer
 
     compiled = compile_task(str(file))
     cams = [c.name for c in compiled.scene.cameras]
     if not cams:
         raise MetasimInputError(str(file), ["cameras: the scene declares no camera to render"])
+    try:
+        check_renderer(renderer or compiled.scene.render.renderer)
+    except KeyError as exc:
+        raise MetasimInputError("--render", [str(exc.args[0])]) from None
     check_out_dir(out, "--out")
     paths = [check_out_file(out / f"{compiled.scene.name}_{cam}.png", "--out", PNG) for cam in cams]
-    env = MetasimVectorEnv(compiled, num_envs=1)
-    env.reset(seed=0)
-    for cam, path in zip(cams, paths, strict=True):
-        img = env.handler.render(cam)[0]
-        save_png(path, img)
-        print(f"wrote {path} ({img.shape[1]}x{img.shape[0]})")
-    env.close()
+    w, h = size if size else (None, None)
+    views = [CameraView(c, w, h) for c in cams]
+    env = MetasimVectorEnv(compiled, num_envs=1, cameras=views, render=renderer)
+    try:
+        env.reset(seed=0)
+        images = env.images()
+        for view, path in zip(views, paths, strict=True):
+            img = images[f"{view.key}_rgb"][0]
+            save_png(path, img)
+            print(f"wrote {path} ({img.shape[1]}x{img.shape[0]}, {env.renderer})")
+    finally:
+        env.close()
     return 0
 
 

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from gymnasium.vector import AutoresetMode
 
 from metasim.control.action_kinds.base import native_kind
 from metasim.control.actions import ActionController, ActionKind
+from metasim.envs.cameras import CameraView, image_dict, rig_views
 from metasim.envs.noise import RuntimeNoise
 from metasim.envs.terms import Layout, group_reader, terms_of
 from metasim.scene.compile import CompiledScene, compile_scene
@@ -30,6 +30,7 @@ from metasim.scene.schema import Scene
 from metasim.scene.sources import compile_task
 from metasim.sim import get_backend
 from metasim.sim.base import Kinematics, ModelEdit
+from metasim.sim.cameras import CameraRig
 from metasim.sim.memory import check_env_memory
 from metasim.tasks.fixture_placement import (
     FixturePoses,
@@ -39,23 +40,6 @@ from metasim.tasks.fixture_placement import (
 from metasim.tasks.init_states import FieldValues
 from metasim.tasks.predicates import TaskView
 from metasim.tasks.task import TaskRuntime
-
-
-@dataclass(frozen=True)
-class CameraView:
-    """A camera rendered into the observations: at its scene size, or at width x height
-    (key `<camera>@<w>x<h>`), with a depth image under `<key>_depth` when asked."""
-
-    camera: str
-    width: int | None = None
-    height: int | None = None
-    depth: bool = False
-
-    @property
-    def key(self) -> str:
-        if self.width is None or self.height is None:
-            return self.camera
-        return f"{self.camera}@{self.width}x{self.height}"
 
 
 def scene_parts(compiled: CompiledScene) -> tuple[tuple[str, ...], ...]:
@@ -102,11 +86,18 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         autoreset: bool = True,
         render_mode: str | None = None,
         noise: RuntimeNoise | None = None,
+        render: str | None = None,
+        render_spp: int | None = None,
         **backend_options: Any,
     ) -> None:
         self.compiled = as_compiled(scene)
         if backend == "mujoco":  # refused before it allocates (metasim.sim.memory)
             check_env_memory(self.compiled.model, num_envs, f"num_envs={num_envs}")
+        # the camera renderer: `opengl` or `warp` (None: the scene's render.renderer)
+        self.renderer = render or self.compiled.scene.render.renderer
+        raytrace = self.compiled.scene.render.raytrace  # with render_spp's anti-aliasing
+        spp = {"samples_per_pixel": render_spp} if render_spp is not None else {}
+        self.raytrace = raytrace.model_copy(update=spp)
         self.noise = noise or RuntimeNoise()
         self.num_envs = num_envs
         self.device = device
@@ -119,10 +110,11 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self.controller = ActionController(self.compiled, kind, num_envs)
         self.task = TaskRuntime(self.compiled)
         self.handler.track_contacts = self.task.needs_contacts
-        # observations at the scene's instant inside the control step (LIBERO: robosuite's)
+        # observed at the scene's instant in the control step (LIBERO: robosuite's)
         self.handler.set_observe_substep(self.compiled.scene.task.observe_substep)
         self.views = tuple(c if isinstance(c, CameraView) else CameraView(c) for c in cameras)
         self.cameras = tuple(v.camera for v in self.views)
+        self._rig: CameraRig | None = None  # made at the first observation with cameras
         self.max_episode_steps = self.compiled.max_steps
         idx = self.compiled.index
         self.object_names, self.fixture_bodies, self.fixture_sites = scene_parts(self.compiled)
@@ -158,6 +150,9 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         if new:
             self.views = (*self.views, *new)
             self.cameras = tuple(v.camera for v in self.views)
+            if self._rig is not None:
+                self.handler.release_rig(self._rig)
+                self._rig = None
             self._build_spaces()
 
     # ------------------------------------------------------------ spaces
@@ -332,19 +327,24 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         return self._read_policy(self.handler.kinematics() if kin is None else kin)
 
     def _observe(self, kin: Kinematics | None = None) -> dict[str, Any]:
-        # the scene's observation instant (`task.observe_substep`; default the step's end)
-        kin = self.handler.observed_kinematics() if kin is None else kin
+        kin = self.handler.observed_kinematics() if kin is None else kin  # (see observe)
         policy: dict[str, Any] = self.robot_state(kin)
-        h = self.handler
-        for v in self.views:
-            size = {"width": v.width, "height": v.height, "observed": True}
-            policy[f"{v.key}_rgb"] = h.render(v.camera, **size)  # type: ignore[arg-type]
-            if v.depth:
-                policy[f"{v.key}_depth"] = h.render(v.camera, depth=True, **size)  # type: ignore[arg-type]
+        policy.update(self.images())
         privileged = self._read_privileged(kin)
         if self.noise.active:
             self._perturb_obs(policy, privileged)
         return {"policy": self._out(policy), "privileged": self._out(privileged)}
+
+    def images(self) -> dict[str, np.ndarray]:
+        """Every camera view of every env, rendered together by the env's renderer:
+        `<key>_rgb` (B, H, W, 3) uint8 and, for depth views, `<key>_depth` (B, H, W)
+        float32 metres."""
+        if not self.views:
+            return {}
+        if self._rig is None:
+            targets = rig_views(self.compiled, self.views)
+            self._rig = self.handler.camera_rig(targets, self.renderer, self.raytrace)
+        return image_dict(self.views, self._rig.render())
 
     # ------------------------------------------------------------ runtime perturbations
 

@@ -186,6 +186,10 @@ class EvalConfig(BaseModel):
     suite: SuiteConfig
     policy: PolicyConfig  # the kind's config model (`typed_policy`)
     backend: str = "mujoco"
+    # the camera renderer; None: each scene's render.renderer (opengl unless it says warp)
+    render: Literal["opengl", "warp"] | None = None
+    # render=warp: samples per pixel per axis (None: the scene's render.raytrace, 2)
+    render_spp: Annotated[int, Field(ge=1, le=4)] | None = None
     num_envs: Annotated[int, Field(ge=1, le=4096)] = 8
     episodes: Annotated[int, Field(ge=1, le=MAX_EPISODES)] = 10  # per task and cell
     seed: Annotated[int, Field(ge=0)] = 0
@@ -229,6 +233,8 @@ class EvalConfig(BaseModel):
             seed=self.seed,
             num_envs=self.num_envs,
             backend=self.backend,
+            render=self.render,
+            render_spp=self.render_spp,
             execute=p.execute,
             ensemble=p.ensemble,
             # One physics thread per Ray task: the cluster parallelizes across tasks.
@@ -341,11 +347,16 @@ def compose(overrides: list[str]) -> EvalConfig:
         ]
         raise MetasimInputError("command line", problems) from None
     from metasim.sim import get_backend
+    from metasim.sim.cameras import check_renderer
 
     try:
         get_backend(config.backend)
     except KeyError as exc:
         raise MetasimInputError("command line", [f"backend: {exc.args[0]}"]) from None
+    try:
+        check_renderer(config.render)
+    except KeyError as exc:
+        raise MetasimInputError("command line", [f"render: {exc.args[0]}"]) from None
     config._locate = locate
     config.rollout  # noqa: B018 -- policy options checked now, before any folder is written
     return config

@@ -112,6 +112,8 @@ class RunSummary(BaseModel):
     sensitivity_by_task: dict[str, Any] | None = None
     variance_shares: dict[str, Any] | None = None
     adaptive: dict[str, Any] | None = None
+    # render=warp on a benchmark whose reference images are OpenGL's: what differs
+    image_inputs: dict[str, str] | None = None
     config: dict[str, Any] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=dict)
     wall_time_s: float | None = None
@@ -122,6 +124,7 @@ class RunSummary(BaseModel):
         "sensitivity_by_task",
         "variance_shares",
         "adaptive",
+        "image_inputs",
     )
 
     def to_json(self) -> str:

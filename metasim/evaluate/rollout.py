@@ -73,6 +73,8 @@ def run_task(
         compiled,
         num_envs=n,
         backend=spec.backend,
+        render=spec.render,
+        render_spp=spec.render_spp,
         action_space=convert.env_space,
         cameras=views,
         autoreset=False,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
-import os
 import platform
 import subprocess
 import time
@@ -31,6 +30,7 @@ from metasim.evaluate.config import EvalConfig
 from metasim.evaluate.executors import Shard, check_ray, run_local, run_ray
 from metasim.evaluate.plan import Plan, PlanItem
 from metasim.evaluate.records import CellSummary, EpisodeRecord, RunSummary, TaskSummary
+from metasim.evaluate.render_record import image_inputs, renderer_record
 from metasim.evaluate.store import RunStore
 from metasim.paths import ROOT
 from metasim.perturb import Cell, Grid
@@ -123,7 +123,7 @@ def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, A
         "config": config,
         "policy_conventions": conventions,
         "checkpoint": checkpoint_record(config["policy"]),
-        "renderer": f"MuJoCo offscreen (MUJOCO_GL={os.environ.get('MUJOCO_GL', '')})",
+        "renderer": renderer_record(cfg.render),
         "versions": versions(),
         "backend_fidelity": backend_fidelity(cfg.backend),
         "tasks": tasks,
@@ -174,6 +174,7 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None, extend: bool = False)
             aggregate=aggregate(records, names, cfg.seed),
             **sensitivity(records, names, plan.grid),
             adaptive=adaptive_summary(cfg, adaptive),
+            image_inputs=image_inputs(cfg.render, cfg.suite.tasks),
             config=cfg.model_dump(),
             versions=versions(),
             wall_time_s=time.perf_counter() - start,

@@ -23,7 +23,7 @@ class RolloutSpec:
 
     `execute`: actions executed of each chunk (None: all of it); `ensemble`: temporal
     ensembling with weight exp(ensemble * age) instead (a new chunk every step).
-    `threads`: physics threads (None: all cores).
+    `threads`: physics threads (None: all cores); `render`: the camera renderer.
     """
 
     policy: str
@@ -31,6 +31,8 @@ class RolloutSpec:
     seed: int = 0
     num_envs: int = 1
     backend: str = "mujoco"
+    render: str | None = None  # camera renderer, opengl | warp (None: the scene's)
+    render_spp: int | None = None  # warp: samples per pixel per axis (None: the scene's)
     execute: int | None = None
     ensemble: float | None = None
     threads: int | None = None

@@ -39,7 +39,16 @@ from metasim.evaluate.table import COLUMNS, TABLE, create_table
 
 # The config fields of a run that change its outcomes: a resume must match every one
 # (the policy with all its options, chunk execution and action conventions; the tasks).
-OUTCOME_FIELDS = ("suite", "policy", "seed", "episodes", "backend", "perturbation")
+OUTCOME_FIELDS = (
+    "suite",
+    "policy",
+    "seed",
+    "episodes",
+    "backend",
+    "render",
+    "render_spp",
+    "perturbation",
+)
 
 
 def _more(new: Any, old: Any) -> bool:

@@ -23,6 +23,7 @@ from pydantic_core import PydanticCustomError
 
 from metasim.scene.kinds import FIXTURE_KINDS, KindUnion, fixture_union, holds_kinds
 from metasim.scene.physics_schema import PhysicsSpec
+from metasim.scene.render_schema import RenderSpec
 from metasim.scene.schema_base import (
     RGBA,
     FixtureBase,
@@ -288,18 +289,6 @@ class LightSpec(Strict):
     specular: Vec3 = (0.3, 0.3, 0.3)
     directional: bool = False
     castshadow: bool = True
-
-
-class RenderSpec(Strict):
-    """How cameras draw the scene (what image policies see); physics is untouched.
-    `hide_collision_geoms` draws only visual geoms (MuJoCo group-0 geoms are moved to
-    group 3, off by default), `hide_sites` hides every site; LIBERO's renderer does both."""
-
-    headlight_ambient: Vec3 = (0.3, 0.3, 0.3)
-    headlight_diffuse: Vec3 = (0.4, 0.4, 0.4)
-    znear: PositiveFloat | None = None  # near clip plane as a fraction of the extent
-    hide_collision_geoms: bool = False
-    hide_sites: bool = False
 
 
 @holds_kinds

@@ -42,6 +42,9 @@ class TaskSource:
     `suites`, `locate`, `bench` where they have them)."""
 
     prefix: str = ""
+    # What renders the benchmark's own images, and how far MuJoCo Warp's ray tracer is
+    # from it (measured): a run with render=warp says so in its summary. None: no reference.
+    render_reference: str | None = None
 
     def locate(self, ref: str) -> Path:
         """The path compile resolves the scene's relative asset paths against (a scene

@@ -10,12 +10,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import mujoco
 import numpy as np
 
 from metasim.scene.compile import CompiledScene
+from metasim.sim.cameras import CameraRig, View
+
+if TYPE_CHECKING:
+    from metasim.scene.render_schema import RaytraceSpec
 
 
 @dataclass
@@ -139,6 +143,9 @@ class Handler(ABC):
         # the observation instant (`set_observe_substep`); None: the end of the step
         self.observe_substep: int | None = None
         self._renderers: dict[tuple[int, int, bool], mujoco.Renderer] = {}
+        self._rigs: list[CameraRig] = []
+        # the last values of each (field, row) edited per env, replayed into a new rig
+        self._edits: dict[tuple[str, int], np.ndarray] = {}
 
     @classmethod
     def launch(cls, compiled: CompiledScene, num_envs: int, **options: object) -> Handler:
@@ -234,6 +241,30 @@ class Handler(ABC):
         if edit.field != "gravity" and not hasattr(self.model, edit.field):
             raise ValueError(f"MjModel has no field {edit.field!r} (nor is it 'gravity')")
         self._apply(edit.field, edit.index, values)
+        self._edits[(edit.field, edit.index)] = values
+        for rig in self._rigs:  # a ray-traced rig's own per-world model fields
+            rig.apply(edit.field, edit.index, values)
+
+    def camera_rig(
+        self, views: Sequence[View], renderer: str = "opengl", settings: RaytraceSpec | None = None
+    ) -> CameraRig:
+        """A rig rendering `views` of every env together (`metasim.sim.cameras`): with
+        `opengl`, MuJoCo's renderer frame by frame (`render`); with `warp`, MuJoCo Warp's
+        ray tracer in one launch. The handler's later per-env model edits reach it."""
+        from metasim.scene.render_schema import RaytraceSpec
+        from metasim.sim.cameras import make_rig
+
+        rig = make_rig(self, views, renderer, settings or RaytraceSpec())
+        for (field, index), values in self._edits.items():
+            rig.apply(field, index, values)
+        self._rigs.append(rig)
+        return rig
+
+    def release_rig(self, rig: CameraRig) -> None:
+        """Close a rig made by `camera_rig` (no more edits reach it)."""
+        if rig in self._rigs:
+            self._rigs.remove(rig)
+        rig.close()
 
     @abstractmethod
     def kinematics(self) -> Kinematics: ...
@@ -347,3 +378,6 @@ class Handler(ABC):
         for r in self._renderers.values():
             r.close()
         self._renderers.clear()
+        for rig in self._rigs:
+            rig.close()
+        self._rigs.clear()

@@ -14,6 +14,8 @@ a centring phase over the object (issue 24): every pick takes 11-33 more control
 (lift_cube's mean 42.2 -> 57.2), push_to_region's sides -30..+12; success is unchanged in
 base (90/90) and in pert 42 -> 45 of 52 (three perturbed lift_cube episodes now lift; one
 of the failures drops from progress 0.5 to 0).
+Both summaries' configs gained `render: null` and `render_spp: null` when the camera
+renderer became a config field (issue 30); the runs have no cameras, nothing else changed.
 
 Volatile fields, dropped from the stored copies and from the fresh runs before comparing:
 - summary.json: `wall_time_s` (a timing), `run_dir` and `config.out` (where the run was

@@ -21,6 +21,12 @@ from metasim.scene.sources import TaskSource, task_source
 class LiberoSource(TaskSource):
     """LIBERO tasks, imported from BDDL and the installed asset packages."""
 
+    render_reference = (
+        "robosuite's MuJoCo OpenGL renderer (LIBERO's): measured PSNR 31.3 dB agentview, "
+        "32.4 dB wrist camera (libero_10 at 256x256, 2x2 samples; 28.5 / 29.4 dB at 1x1; "
+        "docs/rendering.md)"
+    )
+
     def load(self, ref: str) -> Scene:
         from metasim.libero.importer.scene import load_task
 

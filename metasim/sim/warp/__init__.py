@@ -1,6 +1,7 @@
 """MuJoCo Warp backend (`mujoco-warp` on NVIDIA Warp): the CPU device, or CUDA when present."""
 
 from metasim.sim import BACKENDS, Handler
+from metasim.sim.cameras import RENDERERS, RigMaker
 
 FIDELITY = (
     "trajectory within float32: MuJoCo Warp simulates in float32 (LIBERO with osc_pose on "
@@ -23,3 +24,12 @@ def load_handler() -> type[Handler]:
     from metasim.sim.warp.handler import BackendHandler
 
     return BackendHandler
+
+
+@RENDERERS.register("warp")
+def load_rig() -> RigMaker:
+    """The ray-traced camera rig (imports Warp and MuJoCo Warp: only when asked for)."""
+    load_handler()  # Warp's log level, as for the backend
+    from metasim.sim.warp.cameras import WarpRig
+
+    return WarpRig

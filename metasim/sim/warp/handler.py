@@ -14,8 +14,9 @@ the step path (tests/sim/test_warp_device.py fails if one is). Resets write stat
 the device.
 Per-env model edits (physics perturbations, LIBERO's per-episode fixture poses) become
 per-world model fields (MuJoCo Warp reads a model field with a leading world axis per
-world). Camera images are still rendered by MuJoCo's OpenGL renderer from the host copy
-of each env's state (`Handler.render`).
+world). Camera images: with `render=warp` MuJoCo Warp's ray tracer draws every camera of
+every world from this device data (`device_arrays`, `metasim.sim.warp.cameras`); with
+`render=opengl` MuJoCo's OpenGL renderer draws the host copy of each env's state.
 
 MuJoCo Warp always applies MuJoCo >= 3.7's J̇v term to weld and connect rows; a scene
 with `physics.equality_jdotv: false` (Meta-World's mocap weld, as the package's MuJoCo
@@ -38,20 +39,16 @@ from metasim.sim.base import DeviceController, SimState, Substep, UnsupportedSce
 from metasim.sim.mujoco.handler import BackendHandler as NativeHandler
 from metasim.sim.mujoco.handler import legacy_aref_needed
 from metasim.sim.warp import batch
+from metasim.sim.warp.fields import STATIC_POSE_FIELDS, place_static_geoms, set_world_field
 from metasim.sim.warp.kernels import pack_poses, pack_rest, pack_row
 from metasim.sim.warp.support import (
     capacity_overflows,
     check_split_step,
     default_capacity,
-    per_world,
     pick_device,
-    place_static_geoms,
     put_model,
     rewrite_weld_aref,
 )
-
-# model fields that place geoms on world-welded bodies (see _place_static_geoms)
-_STATIC_POSE_FIELDS = frozenset({"body_pos", "body_quat", "geom_pos", "geom_quat"})
 
 
 class BackendHandler(NativeHandler):
@@ -364,30 +361,21 @@ class BackendHandler(NativeHandler):
     def _apply(self, field: str, index: int, values: np.ndarray) -> None:
         """One model field per world on the device (and on the host models used for
         rendering). The field must be one MuJoCo Warp reads per world."""
-        target = self._wm.opt if field == "gravity" else self._wm
-        name = "gravity" if field == "gravity" else field
-        current = getattr(target, name, None)
-        if not isinstance(current, wp.array) or not per_world(name):
-            raise UnsupportedScene(
-                f"the warp backend cannot vary {field!r} per env (MuJoCo Warp reads it once "
-                "for every world); run this perturbation on backend=mujoco or mjx"
-            )
-        host = np.asarray(current.numpy())
-        if host.shape[0] != self.num_envs:
-            host = np.repeat(host[:1], self.num_envs, axis=0)
-        if field == "gravity":
-            host[:] = values.reshape(host.shape)
-        else:
-            host[:, index] = values.reshape(host[:, index].shape)
         with wp.ScopedDevice(self.device):
-            setattr(target, name, wp.array(host, dtype=current.dtype, device=self.device))
-            if field in _STATIC_POSE_FIELDS:
-                self._place_static_geoms()
+            if not set_world_field(self._wm, field, index, values, self.num_envs):
+                raise UnsupportedScene(
+                    f"the warp backend cannot vary {field!r} per env (MuJoCo Warp reads it "
+                    "once for every world); run this perturbation on backend=mujoco or mjx"
+                )
+            if field in STATIC_POSE_FIELDS:
+                place_static_geoms(self.model, self._wm, self._wd)
         self._graphs.clear()  # they hold the replaced array
         super()._apply(field, index, values)  # the host copies the renderer reads
 
-    def _place_static_geoms(self) -> None:
-        place_static_geoms(self._wm, self._wd, self.num_envs, self.model.ngeom)
+    def device_arrays(self) -> tuple[Any, Any, str]:
+        """The MuJoCo Warp model and data of the batch and their device (what a camera
+        rig renders from, with the kinematics of the last step or reset)."""
+        return self._wm, self._wd, self.device
 
     def close(self) -> None:
         self._device_ctl = None

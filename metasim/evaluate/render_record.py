@@ -1,0 +1,39 @@
+"""What a run records of its camera renderer: the manifest's `renderer`, and the
+summary's `image_inputs` note where the images are not the benchmark's own."""
+
+from __future__ import annotations
+
+import os
+from importlib import metadata
+
+
+def renderer_record(render: str | None) -> str:
+    """The camera renderer of a run, in words (the manifest records it)."""
+    gl = f"MuJoCo offscreen OpenGL (MUJOCO_GL={os.environ.get('MUJOCO_GL', '')})"
+    if render == "warp":
+        try:
+            mjw = metadata.version("mujoco-warp")
+        except metadata.PackageNotFoundError:
+            mjw = "not installed"
+        return f"warp: MuJoCo Warp's ray tracer (mujoco-warp {mjw}), every camera in one launch"
+    if render == "opengl":
+        return f"opengl: {gl}"
+    return f"each scene's render.renderer (opengl: {gl}, unless a scene says warp)"
+
+
+def image_inputs(render: str | None, tasks: list[str]) -> dict[str, str] | None:
+    """Under render=warp, per task source whose benchmark renders its reference images
+    otherwise: that the policy's image inputs differ from the benchmark's, by how much."""
+    from metasim.scene.sources import source_of
+
+    if render != "warp":
+        return None
+    notes = {}
+    for ref in tasks:
+        source = source_of(ref)
+        if source.render_reference:
+            notes[source.prefix or ref] = (
+                "image inputs differ from the benchmark's: rendered by MuJoCo Warp's ray "
+                f"tracer, not {source.render_reference}"
+            )
+    return notes or None

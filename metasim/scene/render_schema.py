@@ -1,0 +1,48 @@
+"""How a scene's cameras draw it (`render:` of a scene YAML): what image policies see."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from metasim.scene.schema_base import PositiveFloat, Strict, Vec3
+
+
+class RaytraceSpec(Strict):
+    """Settings of MuJoCo Warp's ray tracer (`renderer: warp`), chosen to come closest to
+    MuJoCo's OpenGL images (docs/rendering.md has the measured parity of each).
+    `samples_per_pixel`: sub-pixel samples per axis (n² rays a pixel, anti-aliasing);
+    `shadows`: shadow rays for lights that cast shadows (`shadow_fraction` of a light
+    reaches an occluded point); `specular`: Phong highlights of materials; `skybox`: rays
+    that hit nothing show the model's skybox texture (else black); `shading: opengl` clamps
+    the lit colour before the texture multiplies it and adds the specular after, as
+    MuJoCo's OpenGL does (`warp`: MuJoCo Warp's own order, see
+    metasim.sim.warp.gl_shading)."""
+
+    samples_per_pixel: Annotated[int, Field(ge=1, le=4)] = 2
+    shadows: bool = True
+    shadow_fraction: Annotated[float, Field(ge=0, le=1)] = 0.3
+    specular: bool = True
+    skybox: bool = True
+    shading: Literal["opengl", "warp"] = "opengl"
+
+
+class RenderSpec(Strict):
+    """How cameras draw the scene (what image policies see); physics is untouched.
+    `hide_collision_geoms` draws only visual geoms (MuJoCo group-0 geoms are moved to
+    group 3, off by default), `hide_sites` hides every site; LIBERO's renderer does both.
+    `renderer`: `opengl` (MuJoCo's renderer, one frame per env and camera) or `warp`
+    (MuJoCo Warp's ray tracer: every camera of every env in one launch, settings in
+    `raytrace`); an eval's `render=` overrides it."""
+
+    headlight_ambient: Vec3 = (0.3, 0.3, 0.3)
+    headlight_diffuse: Vec3 = (0.4, 0.4, 0.4)
+    znear: PositiveFloat | None = None  # near clip plane as a fraction of the extent
+    hide_collision_geoms: bool = False
+    hide_sites: bool = False
+    renderer: Literal["opengl", "warp"] = "opengl"
+    raytrace: RaytraceSpec = RaytraceSpec()
+
+
+__all__ = ["RaytraceSpec", "RenderSpec"]

@@ -1,0 +1,124 @@
+"""Camera rigs: every observation camera of a batch, rendered together after each step.
+
+A rig is made once for a handler and a fixed list of `View`s and renders all of them in
+`render()`: (B, H, W, 3) uint8 per view (depth views: (B, H, W) float32 metres). Two
+renderers: `opengl` (MuJoCo's OpenGL renderer, one frame per env and camera,
+`Handler.render`) and `warp` (MuJoCo Warp's ray tracer, every camera of every env in one
+launch; registered by `metasim.sim.warp`, whose package loads only when asked for).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from metasim.registry import Registry, UnknownName
+
+if TYPE_CHECKING:
+    from metasim.scene.render_schema import RaytraceSpec
+
+Handler = Any  # a metasim.sim.base.Handler (which imports this module)
+
+
+@dataclass(frozen=True)
+class View:
+    """One image a rig renders: `camera` at width x height; depth in metres if `depth`."""
+
+    camera: str
+    width: int
+    height: int
+    depth: bool = False
+
+
+class CameraRig(Protocol):
+    """Renders a fixed list of views of every env of one handler."""
+
+    renderer: str
+
+    def render(self) -> list[np.ndarray]:
+        """Per view, in order: (B, H, W, 3) uint8, or (B, H, W) float32 for depth."""
+        ...
+
+    def apply(self, field: str, index: int, values: np.ndarray) -> None:
+        """A per-env model edit the handler took (values (B, ...)): its visual part."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class OpenGLRig:
+    """MuJoCo's OpenGL renderer through `Handler.render`: one frame per env and view."""
+
+    renderer = "opengl"
+
+    def __init__(self, handler: Handler, views: Sequence[View]) -> None:
+        self.handler = handler
+        self.views = tuple(views)
+
+    def render(self) -> list[np.ndarray]:
+        h = self.handler
+        # at the scene's observation instant (`Handler.set_observe_substep`; else now)
+        return [
+            h.render(v.camera, width=v.width, height=v.height, depth=v.depth, observed=True)
+            for v in self.views
+        ]
+
+    def apply(self, field: str, index: int, values: np.ndarray) -> None:
+        del field, index, values  # the handler's own per-env models are what it renders
+
+    def close(self) -> None:
+        pass
+
+
+RigMaker = Callable[[Handler, Sequence[View], "RaytraceSpec"], CameraRig]
+RigLoader = Callable[[], RigMaker]
+
+# Renderer name -> loader of its rig class; "opengl" here, "warp" by metasim.sim.warp.
+RENDERERS: Registry[RigLoader] = Registry("renderer")
+RENDERERS.register("opengl")(lambda: lambda handler, views, settings: OpenGLRig(handler, views))
+
+
+def renderer_names() -> list[str]:
+    """Every registered renderer (the warp package registers "warp" when imported; its
+    rig module, which imports Warp, only loads when that renderer is asked for)."""
+    importlib.import_module("metasim.sim.warp")
+    return RENDERERS.names()
+
+
+def check_renderer(renderer: str | None) -> None:
+    """KeyError naming why, if `renderer` (None: the scene's) cannot render here."""
+    if renderer is None:
+        return
+    renderer_names()
+    try:
+        RENDERERS[renderer]()
+    except UnknownName:
+        raise KeyError(
+            f"unknown renderer {renderer!r}; expected one of {RENDERERS.names()}"
+        ) from None
+    except ModuleNotFoundError as exc:
+        raise KeyError(f"renderer {renderer!r} is not available here ({exc})") from None
+
+
+def make_rig(
+    handler: Handler, views: Sequence[View], renderer: str, settings: RaytraceSpec
+) -> CameraRig:
+    """A rig of `renderer` for `views` of `handler`'s envs (KeyError: no such renderer,
+    or one whose package is not installed here)."""
+    check_renderer(renderer)
+    return RENDERERS[renderer]()(handler, views, settings)
+
+
+__all__ = [
+    "RENDERERS",
+    "CameraRig",
+    "OpenGLRig",
+    "View",
+    "check_renderer",
+    "make_rig",
+    "renderer_names",
+]

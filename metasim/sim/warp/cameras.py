@@ -1,0 +1,222 @@
+"""MuJoCo Warp's ray tracer as a camera rig: every view of every env in one launch.
+
+On the warp backend the rig renders from the backend's own device model and data (the
+kinematics of the last step or reset are already there). On any other backend it keeps a
+MuJoCo Warp model and a data of `num_envs` worlds of its own: each `render()` copies the
+batch's positions (qpos, mocap poses; one host-to-device copy each) into that data and
+computes kinematics on the device. Per-env model edits the handler takes reach the rig's
+model as per-world fields (lights, colours, fixture poses), so each world is drawn with
+its own. One `mjw.render` call per view group (the views of distinct cameras, usually
+all of them), then one device-to-host copy of its packed pixels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import mujoco
+import mujoco_warp as mjw
+import numpy as np
+import warp as wp
+from mujoco_warp._src.render_util import texture_pixels
+
+from metasim.sim.base import UnsupportedScene
+from metasim.sim.cameras import View
+from metasim.sim.warp.fields import STATIC_POSE_FIELDS, place_static_geoms, set_world_field
+from metasim.sim.warp.gl_shading import render_module
+from metasim.sim.warp.support import pick_device, put_model
+
+if TYPE_CHECKING:
+    from metasim.scene.render_schema import RaytraceSpec
+    from metasim.sim.base import Handler
+
+
+Target = tuple[str, int, int]  # camera, width, height: one camera of a render context
+
+
+def view_groups(views: Sequence[View]) -> list[list[Target]]:
+    """The views' targets (a camera at a size; its colour and depth views share it) split
+    so that no group names a camera twice (MuJoCo Warp renders each active camera of a
+    context once): one group unless a camera is asked at two sizes."""
+    groups: list[list[Target]] = []
+    for v in views:
+        target = (v.camera, v.width, v.height)
+        if any(target in g for g in groups):
+            continue
+        for g in groups:
+            if all(t[0] != v.camera for t in g):
+                g.append(target)
+                break
+        else:
+            groups.append([target])
+    return groups
+
+
+def single_face_cubes(model: mujoco.MjModel, rc: Any) -> int:
+    """Give the context one face of each cube texture whose six faces are the same image
+    (returns how many). MuJoCo's OpenGL maps one cube face onto each face of a box;
+    MuJoCo Warp samples a cube texture as one 2D image, so a texture stored as six faces
+    (height = 6 x width, e.g. LIBERO's `textable`) shows all six squeezed onto every face.
+    Textures with distinct faces are left (a remaining difference, docs/rendering.md)."""
+    changed = 0
+    for tex in range(model.ntex):
+        if model.tex_type[tex] != mujoco.mjtTexture.mjTEXTURE_CUBE:
+            continue
+        pixels = texture_pixels(model, tex)
+        h, w, nc = pixels.shape
+        if h != 6 * w:
+            continue
+        faces = pixels.reshape(6, w, w, nc)
+        if not all(np.array_equal(faces[0], f) for f in faces[1:]):
+            continue
+        rgba = np.ones((w, w, 4), dtype=np.float32)
+        rgba[..., : min(nc, 4)] = faces[0][..., :4] / 255.0
+        data: Any = wp.array(rgba, dtype=float)
+        rc.textures_registry[tex] = wp.Texture2D(data, filter_mode=wp.TextureFilterMode.LINEAR)
+        changed += 1
+    if changed:
+        rc.textures = wp.array(rc.textures_registry, dtype=wp.Texture2D)
+    return changed
+
+
+def downsample(bgra: np.ndarray, n: int) -> np.ndarray:
+    """(B, H*n, W*n, 4) packed BGRA bytes -> (B, H, W, 3) RGB uint8, each pixel the mean
+    of its n x n sub-pixels."""
+    rgb = bgra[..., 2::-1]
+    if n == 1:
+        return np.ascontiguousarray(rgb)
+    b, hn, wn, _ = rgb.shape
+    blocks = rgb.reshape(b, hn // n, n, wn // n, n, 3).astype(np.float32)
+    return np.rint(blocks.mean(axis=(2, 4))).astype(np.uint8)
+
+
+class WarpRig:
+    """The views of `handler`'s envs, ray traced with the settings `settings`."""
+
+    renderer = "warp"
+
+    def __init__(self, handler: Handler, views: Sequence[View], settings: RaytraceSpec) -> None:
+        if handler.compiled.untextured:
+            raise UnsupportedScene(
+                f"scene {handler.compiled.scene.name!r} was prebuilt without its textures "
+                "(for state-only runs): prebuild it with textures to render"
+            )
+        self.handler = handler
+        self.views = tuple(views)
+        self.settings = settings
+        model = handler.model
+        self.nworld = handler.num_envs
+        shared = getattr(handler, "device_arrays", None)
+        self.shared = shared is not None
+        if shared is not None:
+            self._wm, self._wd, self.device = shared()
+        else:
+            self.device = pick_device(None)
+            with wp.ScopedDevice(self.device):
+                self._wm = put_model(model, handler.compiled.scene.name)
+                self._wd = mjw.put_data(
+                    model, mujoco.MjData(model), nworld=self.nworld, nconmax=1, njmax=1
+                )
+        self._groups = view_groups(self.views)
+        # Anti-aliasing: each camera traced at n x its size in one launch, then averaged
+        # over n x n blocks on the host: the same sub-pixel rays as MuJoCo Warp's own
+        # samples_per_pixel (images within 56-59 dB of it), which launches the kernel n²
+        # times and accumulates with atomic adds: 10-15% slower on Warp's CPU device
+        # (16 LIBERO worlds x 2 cameras at 128², 2x2 and 3x3).
+        self.ss = settings.samples_per_pixel
+        module = render_module() if settings.shading == "opengl" else None
+        self._render = mjw.render if module is None else module.render
+        self.shading = "warp" if module is None else "opengl"  # what it renders with
+        with wp.ScopedDevice(self.device):
+            self._contexts = [self._context(g) for g in self._groups]
+
+    def _context(self, targets: list[Target]) -> Any:
+        rc = self._make_context(targets)
+        single_face_cubes(self.handler.model, rc)
+        return rc
+
+    def _make_context(self, targets: list[Target]) -> Any:
+        s = self.settings
+        rgb = [
+            any(not v.depth and (v.camera, v.width, v.height) == t for v in self.views)
+            for t in targets
+        ]
+        depth = [
+            any(v.depth and (v.camera, v.width, v.height) == t for v in self.views) for t in targets
+        ]
+        return mjw.create_render_context(
+            self.handler.model,
+            nworld=self.nworld,
+            cam_res=[(w * self.ss, h * self.ss) for _, w, h in targets],
+            render_rgb=rgb,
+            render_depth=depth,
+            render_seg=False,
+            cam_active=[c for c, _, _ in targets],
+            use_shadows=s.shadows,
+            shadow_light_fraction=s.shadow_fraction,
+            samples_per_pixel=1,
+            enable_specular=s.specular,
+            render_skybox=s.skybox,
+        )
+
+    def _upload(self) -> None:
+        """The batch's positions into the rig's own data, then kinematics on the device."""
+        state = self.handler.get_state()
+        d, m = self._wd, self._wm
+        d.qpos.assign(state.qpos.astype(np.float32))
+        if self.handler.model.nmocap:
+            d.mocap_pos.assign(state.mocap_pos.astype(np.float32))
+            d.mocap_quat.assign(state.mocap_quat.astype(np.float32))
+        mjw.kinematics(m, d)
+        mjw.com_pos(m, d)
+
+    def render(self) -> list[np.ndarray]:
+        frames: dict[tuple[Target, bool], np.ndarray] = {}
+        with wp.ScopedDevice(self.device):
+            if not self.shared:
+                self._upload()
+            mjw.camlight(self._wm, self._wd)
+            for targets, rc in zip(self._groups, self._contexts, strict=True):
+                mjw.refit_bvh(self._wm, self._wd, rc)
+                self._render(self._wm, self._wd, rc)
+                frames.update(self._read(targets, rc))
+        return [frames[((v.camera, v.width, v.height), v.depth)] for v in self.views]
+
+    def _read(self, targets: list[Target], rc: Any) -> dict[tuple[Target, bool], np.ndarray]:
+        """The group's images from the context's packed buffers (one copy of each)."""
+        b, out = self.nworld, {}
+        rgb_adr, depth_adr = rc.rgb_adr.numpy(), rc.depth_adr.numpy()
+        # packed 0xAARRGGBB little-endian: bytes B, G, R, A
+        packed = (
+            rc.rgb_data.numpy().view(np.uint8).reshape(b, -1, 4) if rgb_adr.max() >= 0 else None
+        )
+        depth = rc.depth_data.numpy() if depth_adr.max() >= 0 else None
+        n = self.ss
+        for k, t in enumerate(targets):
+            _, w, h = t
+            if packed is not None and rgb_adr[k] >= 0:
+                px = packed[:, rgb_adr[k] : rgb_adr[k] + w * h * n * n]
+                out[(t, False)] = downsample(px.reshape(b, h * n, w * n, 4), n)
+            if depth is not None and depth_adr[k] >= 0:
+                at = int(depth_adr[k])
+                hi = depth[:, at : at + w * h * n * n].reshape(b, h * n, w * n)
+                out[(t, True)] = hi[:, ::n, ::n].astype(np.float32)  # the first sub-pixel
+        return out
+
+    def apply(self, field: str, index: int, values: np.ndarray) -> None:
+        """A per-env model edit as a per-world field of the rig's model (the warp backend
+        set its shared model already). Fields MuJoCo Warp reads once for all worlds do
+        not change the images and are left."""
+        if self.shared:
+            return
+        with wp.ScopedDevice(self.device):
+            if set_world_field(self._wm, field, index, values, self.nworld):
+                if field in STATIC_POSE_FIELDS:
+                    place_static_geoms(self.handler.model, self._wm, self._wd)
+
+    def close(self) -> None:
+        self._contexts = []
+
+
+__all__ = ["WarpRig", "view_groups"]
