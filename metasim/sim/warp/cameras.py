@@ -161,13 +161,25 @@ class WarpRig:
         )
 
     def _upload(self) -> None:
-        """The batch's positions into the rig's own data, then kinematics on the device."""
-        state = self.handler.get_state()
-        d, m = self._wd, self._wm
-        d.qpos.assign(state.qpos.astype(np.float32))
-        if self.handler.model.nmocap:
-            d.mocap_pos.assign(state.mocap_pos.astype(np.float32))
-            d.mocap_quat.assign(state.mocap_quat.astype(np.float32))
+        """The batch's positions into the rig's own data, then kinematics on the device:
+        those of the scene's observation instant where it has one (the native handler's
+        rows of the state the observed substep started from), as the OpenGL rig renders."""
+        h, d, m = self.handler, self._wd, self._wm
+        rows = getattr(h, "_obs_rows", None)
+        if h.observe_substep is None or rows is None or not len(rows):
+            rows = getattr(h, "_state", None)
+        if rows is None:  # a handler without state rows: its current state
+            state = h.get_state()
+            qpos, mpos, mquat = state.qpos, state.mocap_pos, state.mocap_quat
+        else:
+            lay, b = getattr(h, "_layout"), self.nworld  # noqa: B009  (the native handler's)
+            qpos = rows[:, lay["qpos"]]
+            mpos = rows[:, lay["mocap_pos"]].reshape(b, -1, 3)
+            mquat = rows[:, lay["mocap_quat"]].reshape(b, -1, 4)
+        d.qpos.assign(np.ascontiguousarray(qpos, dtype=np.float32))
+        if h.model.nmocap:
+            d.mocap_pos.assign(np.ascontiguousarray(mpos, dtype=np.float32))
+            d.mocap_quat.assign(np.ascontiguousarray(mquat, dtype=np.float32))
         mjw.kinematics(m, d)
         mjw.com_pos(m, d)
 
