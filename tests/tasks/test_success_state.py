@@ -53,9 +53,9 @@ def _one_substep_scene() -> tuple[CompiledScene, np.ndarray, np.ndarray]:
     (settled by MuJoCo from init state 0), then moved radially to 2.97 cm off its centre,
     and that radial direction (2,)."""
     task = load_task("libero:libero_goal/8")
-    scene = task.scene.model_copy(
-        update={"task": task.scene.task.model_copy(update={"control_hz": 500.0})}
-    )
+    # one substep, observed at the step's end (LIBERO's observation substep 24 is past it)
+    one = {"control_hz": 500.0, "observe_substep": None}
+    scene = task.scene.model_copy(update={"task": task.scene.task.model_copy(update=one)})
     compiled = compile_scene(scene)
     assert compiled.substeps == 1
     m = compiled.model
