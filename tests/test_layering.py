@@ -23,6 +23,7 @@ LAYERS = {
     "scene": 1,
     "sim": 2,
     "control": 3,
+    "reference": 3,
     "tasks": 3,
     "envs": 4,
     "perturb": 5,
