@@ -17,6 +17,14 @@ from metasim.paths import cache_dir
 from metasim.scene.schema import Scene
 from metasim.scene.sources import TaskSource, task_source
 
+DESCRIPTIONS = {
+    "libero_spatial": "The same objects in different layouts; place the black bowl on the plate.",
+    "libero_object": "Pick a named grocery item and place it in the basket.",
+    "libero_goal": "One scene, ten different goals (drawers, stove, placements).",
+    "libero_10": "Ten long-horizon tasks in kitchen, living-room and study scenes.",
+    "libero_90": "Ninety short tasks in kitchen, living-room and study scenes.",
+}
+
 
 @functools.cache
 def loadable(suite: str) -> bool:
@@ -69,6 +77,15 @@ class LiberoSource(TaskSource):
             for s, t in task_map.items()
             if loadable(s)
         }
+
+    def describe(self, suite: str) -> str:
+        """LIBERO's four 10-task suites and LIBERO-90 by what they vary; a LIBERO-PRO
+        variant by its base suite."""
+        for base, text in DESCRIPTIONS.items():
+            if suite == base:
+                return text
+        base = next((b for b in DESCRIPTIONS if suite.startswith(b + "_")), "")
+        return f"A LIBERO-PRO variant of {base} ({suite[len(base) + 1 :]})." if base else ""
 
     def asset_roots(self) -> list[Path]:
         """LIBERO's asset packages, its init states and metasim's imported robots."""
