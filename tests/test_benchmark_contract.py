@@ -61,10 +61,11 @@ def _entry(name: str, ref: str) -> Benchmark:
 def compiled_of():
     from metasim.scene.sources import compile_task
 
-    cache: dict[str, object] = {}
+    cache: dict[str, object] = {}  # the last one only: a LIBERO task holds ~200 MB
 
     def get(ref: str):
         if ref not in cache:
+            cache.clear()
             cache[ref] = compile_task(ref)
         return cache[ref]
 
