@@ -5,7 +5,8 @@
 # (64 MiB), and the entry-point table the device's metasim needs (it is put on the path,
 # not pip-installed: the device has no setuptools and no index).
 #
-#   bash bench/gpu_bundle.sh [PREBUILT_FOLDER...]      env: PYV (device Python, 3.12)
+#   bash bench/gpu_bundle.sh [PREBUILT_FOLDER...]      env: PYV (device Python, 3.12),
+#                                                      EVAL=1 (+ what `metasim eval` needs)
 #
 # Writes .cache/devparts/part.* (carry one a call) and .cache/devparts/entry_points.txt;
 # on the device: `bash bench/gpu_device.sh` (unpacks, installs, measures). The default
@@ -32,6 +33,16 @@ $PIP download -q --no-deps --only-binary=:all: --python-version "$PYV" \
     --platform manylinux_2_17_x86_64 -d "$B/wheels" numpy==2.2.6 pydantic-core==2.50.5 \
     pillow==13.0.0 scipy==1.17.1 mujoco-core==4.0.0 mujoco-studio==4.0.0 websockets==17.4 \
     pyyaml==6.0.4
+if [ -n "${EVAL:-}" ]; then  # bench/warp_device_eval.sh: metasim eval's own dependencies
+    $PIP download -q --no-deps -d "$B/wheels" hydra-core==1.3.8 omegaconf==2.3.1 \
+        rich==15.0.0 markdown-it-py mdurl pygments packaging pyparsing cycler python-dateutil tzdata
+    # antlr4-python3-runtime 4.9.3 (hydra's parser) has no wheel on PyPI: build one
+    $PIP wheel -q --no-deps -w "$B/wheels" antlr4-python3-runtime==4.9.3
+    $PIP download -q --no-deps --only-binary=:all: --python-version "$PYV" \
+        --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 \
+        --platform manylinux_2_17_x86_64 -d "$B/wheels" duckdb==2.0.1 pyarrow==26.0.1 \
+        msgpack==1.2.4 matplotlib==3.11.2 contourpy==1.3.3 kiwisolver==1.5.1 fonttools==4.68.0
+fi
 for f in "${FOLDERS[@]}"; do cp -r "$f" "$B/prebuilt/"; done
 tar -C .cache -cf .cache/devparts/bundle.tar dev-bundle
 (cd .cache/devparts && split -b 55m bundle.tar part. && rm bundle.tar)

@@ -8,6 +8,7 @@
 # for LIBERO on an H200, cached under ~/.cache/warp for the machine's life).
 #
 #   bash bench/gpu_device.sh [WORLDS...]        results: $OUT/warp_device.jsonl
+#   env EVAL_WORLDS="1024 4096" (EVAL_LIMIT s): also the experts' episodes, $OUT/runs
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -18,6 +19,10 @@ t0=$(date +%s)
 /tmp/w/bin/pip install -q --no-index --find-links /tmp/dev-bundle/wheels warp-lang==1.19.0 \
     mujoco-warp==4.0.0 mujoco==4.0.0 pydantic ruamel.yaml pyyaml gymnasium pillow scipy \
     > "$OUT/pip.txt" 2>&1 || { tail -20 "$OUT/pip.txt"; exit 5; }
+if ls /tmp/dev-bundle/wheels/duckdb-* > /dev/null 2>&1; then  # a bundle made with EVAL=1
+    /tmp/w/bin/pip install -q --no-index --find-links /tmp/dev-bundle/wheels hydra-core \
+        omegaconf rich duckdb pyarrow msgpack matplotlib >> "$OUT/pip.txt" 2>&1 || { tail -20 "$OUT/pip.txt"; exit 5; }
+fi
 SP=$(/tmp/w/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
 mkdir -p "$SP/metasim-0.1.0.dist-info"
 printf 'Metadata-Version: 2.1\nName: metasim\nVersion: 0.1.0\n' > "$SP/metasim-0.1.0.dist-info/METADATA"
@@ -44,4 +49,9 @@ for folder in /tmp/dev-bundle/prebuilt/*; do
     limit=150
 done
 cat "$OUT/warp_device.jsonl"
+if [ -n "${EVAL_WORLDS:-}" ]; then  # the experts' episodes (a bundle made with EVAL=1)
+    dirs=$(ls -d /tmp/dev-bundle/prebuilt/* | paste -sd:)
+    PY=/tmp/w/bin/python OUT="$OUT/runs" timeout -s INT -k 10 "${EVAL_LIMIT:-300}" \
+        bash bench/warp_device_eval.sh "$dirs" $EVAL_WORLDS | tee "$OUT/warp_device_eval.jsonl"
+fi
 echo "total $(( $(date +%s) - t0 )) s"
