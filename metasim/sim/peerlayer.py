@@ -116,7 +116,8 @@ def build_layer(layer: Path = LAYER, python: str | None = None) -> float:
     except (subprocess.SubprocessError, OSError) as exc:
         shutil.rmtree(layer, ignore_errors=True)
         detail = one_line((getattr(exc, "stderr", None) or "")[-1500:])
-        raise PeerLayerError(f"cannot build the LeRobot peer layer {layer}: {exc} {detail}") from exc
+        message = f"cannot build the LeRobot peer layer {layer}: {exc} {detail}"
+        raise PeerLayerError(message) from exc
     return time.perf_counter() - start
 
 
