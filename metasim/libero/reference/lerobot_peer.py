@@ -106,7 +106,7 @@ class Peer:
         cfg = LiberoConfig(task=suite, task_ids=[task])
         with redirect_stdout(io.StringIO()):
             self.vec = make_env(cfg, n_envs=1)[suite][task]
-        self.pre, self.post = make_env_pre_post_processors(cfg, None)  # type: ignore[arg-type]
+        self.pre, self.post = make_env_pre_post_processors(cfg, None)
         env = self.vec.envs[0]
         env.init_state_id = init  # LeRobot's own episode -> init state counter
         with redirect_stdout(io.StringIO()):

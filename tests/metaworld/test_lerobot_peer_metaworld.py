@@ -1,0 +1,167 @@
+"""The peer-code convention test, LeRobot's Meta-World part (issue 31, scope 2): LeRobot
+0.4.4's own `MetaworldEnv`, built and driven as `lerobot-eval` does (`make_env`,
+`preprocess_observation`, `add_envs_task`, the env processors, actions through the env
+postprocessor), running in the Meta-World reference venv (metaworld 3.1.1, MuJoCo 3.3.0;
+torch and lerobot from the peer layer, `metasim.sim.peerlayer`), against metasim's
+`lerobot_metaworld` preset on the same state: metasim's episode k and LeRobot's env given
+variation k of MT10's train split (the worker's module doc), then the same random policy
+actions on both.
+
+Per observation: the image >= 40 dB PSNR, the 4-D state within 1e-6 while the hand
+touches nothing (after a contact MuJoCo 3.3.0 and 4.0 part: docs/metaworld.md), the prompt
+string equal to LeRobot's task description; per step: the array each env takes from the
+same policy action equal (exactly), and the command it sets (the mocap target, the
+gripper ctrl) equal.
+
+CI runs three MT10 tasks; all ten with METASIM_METAWORLD_FULL=1.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.evaluate.config import compose
+from metasim.evaluate.policy_io import converter_for
+from metasim.libero.checks.frames import psnr
+from metasim.metaworld.importer.source import MetaworldSource
+from metasim.metaworld.reference.peer import LeRobotMetaworldPeer
+from metasim.metaworld.reference.simulator import MetaWorldRefError
+from metasim.policies.adapter import load_task_text
+from metasim.scene.compile import ROBOT_PREFIX
+from metasim.scene.sources import compile_task
+from metasim.sim import peerlayer
+
+pytest.importorskip("lerobot")  # metasim's side reads LeRobot's task descriptions
+
+STEPS = 25
+STATE_TOL = 1e-6
+PSNR_DB = 40.0
+MT10 = [r.rpartition("/")[2] for r in MetaworldSource().suites()["metaworld_mt10"]]
+SAMPLE = ["push-v3", "door-open-v3", "window-open-v3"]
+
+
+@pytest.fixture(scope="module")
+def peer(mw_python: object) -> Iterator[LeRobotMetaworldPeer]:
+    try:
+        layer = peerlayer.ensure_layer()
+    except peerlayer.PeerLayerError as exc:
+        pytest.skip(f"cannot build the LeRobot peer layer (offline?): {exc}")
+    try:
+        with LeRobotMetaworldPeer(layer=layer) as worker:
+            yield worker
+    except MetaWorldRefError as exc:
+        pytest.skip(f"cannot start LeRobot's Meta-World env: {exc}")
+
+
+@dataclass
+class Figures:
+    """Per observation (reset + steps until LeRobot's env terminates): state difference,
+    PSNR, prompt equal, hand contact; per step: the env's input, mocap target and ctrl
+    differences."""
+
+    state: list[float] = field(default_factory=list)
+    psnr: list[float] = field(default_factory=list)
+    prompt: list[bool] = field(default_factory=list)
+    contact: list[bool] = field(default_factory=list)
+    sent: list[float] = field(default_factory=list)
+    mocap: list[float] = field(default_factory=list)
+    ctrl: list[float] = field(default_factory=list)
+
+    @property
+    def free(self) -> int:
+        hits = np.flatnonzero(self.contact)
+        return int(hits[0]) if len(hits) else len(self.contact)
+
+
+def compare(peer: LeRobotMetaworldPeer, task: str) -> Figures:
+    rng = np.random.default_rng([MT10.index(task), 312])
+    k, seed = int(rng.integers(50)), int(rng.integers(10_000))
+    made = peer.make(task, "MT10", variation=k, seed=seed)
+    compiled = compile_task(f"metaworld:MT10/{task}")
+    opts = compose(["suite=metaworld_mt10", "policy=lerobot_metaworld"]).rollout.options
+    spec = opts.observation
+    text = load_task_text(opts.task_text)
+    prompt = text(compiled.scene, compiled.scene.task.instruction) if text else ""
+    convert = converter_for(compiled, opts.actions)
+    env = MetasimVectorEnv(
+        compiled, 1, action_space="mocap_delta", cameras=spec.views(compiled), autoreset=False
+    )
+    model = compiled.model
+    robot = np.array([model.body(b).name.startswith(ROBOT_PREFIX) for b in model.geom_bodyid])
+    fig = Figures()
+    (key,) = spec.images
+
+    def observe(obs: dict, theirs: dict) -> None:
+        sent = spec.batch(obs, np.arange(1), prompt, compiled)
+        diff = sent["observation.state"][0] - theirs["observation.state"]
+        fig.state.append(float(np.abs(diff).max()))
+        fig.psnr.append(psnr(np.asarray(sent[key][0]), theirs[key]))
+        fig.prompt.append(sent[spec.prompt or "prompt"][0] == theirs["task"][0])
+        pairs = env.handler.contacts()[0]
+        fig.contact.append(bool(len(pairs) and (robot[pairs].sum(axis=1) == 1).any()))
+
+    try:
+        env.handler.track_contacts = True
+        obs, _ = env.reset(options={"env_ids": [0], "seeds": [seed], "episodes": [k]})
+        observe(obs, made["obs"])
+        rng_a = np.random.default_rng(seed)
+        for _ in range(STEPS):
+            a = rng_a.uniform(-1, 1, 4).astype(np.float32)  # a policy's float32 action
+            ours = convert(a[None], obs["policy"])
+            obs, *_ = env.step(ours)
+            got = peer.step(a)
+            if got["terminated"]:  # LeRobot's env has reset itself
+                break
+            fig.sent.append(float(np.abs(ours[0] - got["sent"]).max()))
+            state = env.handler.get_state()
+            fig.mocap.append(float(np.abs(state.mocap_pos[0] - got["mocap_pos"]).max()))
+            fig.ctrl.append(float(np.abs(state.ctrl[0] - got["ctrl"]).max()))
+            observe(obs, got["obs"])
+    finally:
+        env.close()
+    return fig
+
+
+def _check(peer: LeRobotMetaworldPeer, task: str) -> None:
+    fig = compare(peer, task)
+    n = fig.free
+    print(
+        f"{task} vs LeRobot's MetaworldEnv: {n} of {len(fig.contact)} observations before "
+        f"contact; state max {max(fig.state[:n]):.2e}, PSNR min {min(fig.psnr[:n]):.2f} "
+        f"(all: {min(fig.psnr):.2f}); prompt equal {all(fig.prompt)}; action sent max "
+        f"diff {max(fig.sent):.1e}; mocap max {max(fig.mocap[: max(n - 1, 1)]):.1e}, ctrl "
+        f"max {max(fig.ctrl):.1e}"
+    )
+    assert n > 5, f"the hand touched something at observation {n}"
+    assert all(fig.prompt), "the prompt is not LeRobot's task description"
+    assert max(fig.sent) == 0.0, fig.sent  # the same array reaches both envs
+    assert max(fig.ctrl) == 0.0, fig.ctrl
+    assert max(fig.mocap[: max(n - 1, 1)]) <= STATE_TOL, fig.mocap
+    assert max(fig.state[:n]) <= STATE_TOL, fig.state[:n]
+    assert min(fig.psnr[:n]) >= PSNR_DB, fig.psnr[:n]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", SAMPLE)
+def test_lerobot_metaworld_preset_equals_lerobots_metaworld_env(
+    peer: LeRobotMetaworldPeer, task: str
+) -> None:
+    _check(peer, task)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not os.environ.get("METASIM_METAWORLD_FULL"),
+    reason="all ten MT10 tasks through LeRobot's env; set METASIM_METAWORLD_FULL=1 to run",
+)
+@pytest.mark.parametrize("task", MT10)
+def test_every_mt10_task_equals_lerobots_metaworld_env(
+    peer: LeRobotMetaworldPeer, task: str
+) -> None:
+    _check(peer, task)
