@@ -57,6 +57,9 @@ class ObsTerm:
     index: Callable[[Layout], np.ndarray | int] | None = None
     # Whether the term exists in a scene (a benchmark's own terms exist only in its scenes)
     applies: Callable[[Layout], bool] = lambda layout: True
+    # Its reader in an episode's first observation (the one reset returns), where that is
+    # not the reset state's value (a benchmark whose reset reports a stale frame)
+    reset: Callable[[Layout], Callable[[Kinematics], np.ndarray]] | None = None
 
     def reader(self, layout: Layout) -> Callable[[Kinematics], np.ndarray]:
         """The term's reader for one layout, its indices resolved once (a run of
@@ -233,8 +236,22 @@ def terms_of(layout: Layout) -> list[tuple[str, ObsTerm]]:
     return [(k, t) for k, t in OBS_TERMS.in_order() if t.applies(layout)]
 
 
-def group_reader(group: str, layout: Layout) -> Callable[[Kinematics], dict[str, np.ndarray]]:
+def group_reader(
+    group: str, layout: Layout
+) -> Callable[[Kinematics, np.ndarray | None], dict[str, np.ndarray]]:
     """Reads every term of `group`, (B, *shape) each, in registration order; the terms'
-    indices are resolved once, here (this runs every control step)."""
-    readers = [(k, t.reader(layout)) for k, t in terms_of(layout) if t.group == group]
-    return lambda kin: {k: read(kin) for k, read in readers}
+    indices are resolved once, here (this runs every control step). The reader's second
+    argument, `fresh` (B,) bool or None, marks the envs whose observation is the one
+    their reset returns: there a term with a `reset` reader takes that reader's value."""
+    terms = [(k, t) for k, t in terms_of(layout) if t.group == group]
+    readers = [(k, t.reader(layout)) for k, t in terms]
+    resets = [(k, t.reset(layout)) for k, t in terms if t.reset is not None]
+
+    def read(kin: Kinematics, fresh: np.ndarray | None) -> dict[str, np.ndarray]:
+        out = {k: read(kin) for k, read in readers}
+        if fresh is not None and resets and fresh.any():
+            for k, at_reset in resets:
+                out[k][fresh] = at_reset(kin)[fresh]
+        return out
+
+    return read

@@ -324,13 +324,13 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
     def robot_state(self, kin: Kinematics | None = None) -> dict[str, np.ndarray]:
         """The robot's true proprioception (B, ...): joint_pos, joint_vel, gripper opening
         in [0, 1] (1 = open), ee_pos, ee_quat (w, x, y, z) of the grasp site."""
-        return self._read_policy(self.handler.kinematics() if kin is None else kin)
+        return self._read_policy(kin or self.handler.kinematics(), self._steps == 0)
 
     def _observe(self, kin: Kinematics | None = None) -> dict[str, Any]:
         kin = self.handler.observed_kinematics() if kin is None else kin  # (see observe)
         policy: dict[str, Any] = self.robot_state(kin)
         policy.update(self.images())
-        privileged = self._read_privileged(kin)
+        privileged = self._read_privileged(kin, self._steps == 0)
         if self.noise.active:
             self._perturb_obs(policy, privileged)
         return {"policy": self._out(policy), "privileged": self._out(privileged)}

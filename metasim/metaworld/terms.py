@@ -9,8 +9,9 @@
   target site itself stays simulator state, in `fixture_site_pos`);
 - `metaworld_agent_pos` (B, 4), a `policy` term (a state part of policy presets): the
   hand and the gripper distance, observation[0:4] as the package's `step` returns it
-  (clipped to the hand box and [-1, 1]): what LeRobot's Meta-World env feeds policies as
-  `agent_pos` -> `observation.state` (`policies/lerobot_metaworld.yaml`).
+  (clipped to the hand box and [-1, 1]), and in an episode's first observation as `reset`
+  returns it (the recorded reset frame, unclipped): what LeRobot's Meta-World env feeds
+  policies as `agent_pos` -> `observation.state` (`policies/lerobot_metaworld.yaml`).
 
 A policy that reads the package's 39-D observation (its scripted policies, a checkpoint
 trained on it) builds it from these (`metasim.metaworld.expert.Observer`).
@@ -72,6 +73,14 @@ def _agent_pos(layout: Layout) -> Callable[[Kinematics], np.ndarray]:
     return lambda kin: np.clip(full(kin)[:, :4], low, high)
 
 
+def _agent_pos_at_reset(layout: Layout) -> Callable[[Kinematics], np.ndarray]:
+    """obs[0:4] as the package's `reset` returns it: its recorded reset frame, unclipped
+    (in 7 tasks read before reset's last kinematics, `obs.RESET_FRAME_STALE`: up to
+    0.3 mm from the reset state's hand; LeRobot's env feeds that value)."""
+    frame = _sites(_reset_sites)(layout)
+    return lambda kin: frame(kin)[:, :4]
+
+
 def _sites(
     names: Callable[[], list[str]],
 ) -> Callable[[Layout], Callable[[Kinematics], np.ndarray]]:
@@ -112,5 +121,7 @@ OBS_TERMS.register(
 )
 OBS_TERMS.register(
     "metaworld_agent_pos",
-    ObsTerm("policy", lambda lay: (4,), make=_agent_pos, applies=_applies),
+    ObsTerm(
+        "policy", lambda lay: (4,), make=_agent_pos, applies=_applies, reset=_agent_pos_at_reset
+    ),
 )

@@ -112,3 +112,26 @@ def test_the_preset_sends_lerobots_description_as_the_task() -> None:
     assert lerobot_task_text(scene, "slide the puck") == "slide the puck"
     with pytest.raises(MetasimInputError, match=r"policy\.task_text"):
         load_task_text("metasim.metaworld.lerobot_tasks:no_such_function")
+
+
+@pytest.mark.parametrize("task", ["window-open-v3", "drawer-open-v3"])
+def test_the_first_state_is_the_packages_reset_observation(mw_ref: MetaWorldRef, task: str) -> None:
+    """In the 7 tasks whose reset observation the package reads before the reset's last
+    kinematics (`obs.RESET_FRAME_STALE`), the first `metaworld_agent_pos` is the package's
+    reset obs[0:4] (what LeRobot's env feeds as agent_pos: the peer test, issue 31), not
+    the reset state's own hand (the control: 5.4e-5 m off in window-open variation 3)."""
+    compiled = compile_task(f"metaworld:MT10/{task}")
+    env = MetasimVectorEnv(compiled, 1, action_space="mocap_delta", cameras=[], autoreset=False)
+    try:
+        obs, _ = env.reset(options={"env_ids": [0], "seeds": [0], "episodes": [3]})
+        first = obs["policy"]["metaworld_agent_pos"][0]
+        own = obs["privileged"]["metaworld_frame"][0][:4]
+        obs, *_ = env.step(np.zeros((1, 4)))
+        after = obs["policy"]["metaworld_agent_pos"][0]
+        frame = obs["privileged"]["metaworld_frame"][0][:4]
+    finally:
+        env.close()
+    want = mw_ref.init_states(task, "MT10", variations=[3])["obs"][0][:4]
+    np.testing.assert_allclose(first, want, atol=1e-12)
+    assert np.abs(own - want).max() > 1e-5  # the control: the state's frame is not it
+    np.testing.assert_allclose(after, frame, atol=1e-12)  # later steps: the state's frame
