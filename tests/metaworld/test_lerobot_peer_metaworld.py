@@ -44,6 +44,18 @@ STATE_TOL = 1e-6
 PSNR_DB = 40.0
 MT10 = [r.rpartition("/")[2] for r in MetaworldSource().suites()["metaworld_mt10"]]
 SAMPLE = ["push-v3", "door-open-v3", "window-open-v3"]
+# The package's reset moves window-close's window (its slide joint) after the reset's
+# last kinematics (`metasim.metaworld.obs.RESET_FRAME_STALE`), and LeRobot renders the
+# reset frame without a forward pass: the window is drawn where it was before the reset
+# (26.9 dB against metasim's frame of the reset state; 43.6 dB from the first step on).
+# Control: the package's own env, reset and rendered after `mj_forward`, is 43.6 dB from
+# metasim's reset frame and 27.0 dB from its own frame without it (docs/metaworld.md).
+# Its reset image is not compared; every later one is.
+STALE_FIRST_FRAME = {"window-close-v3"}
+# drawer-close's left claw and pad touch the drawer from the reset on (variation 13, the
+# one drawn): its state is compared at the reset (a recorded state, no physics yet)
+# only; images, prompt and the action path at every step.
+TOUCHING = {"drawer-close-v3"}
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +93,6 @@ class Figures:
 
 def compare(peer: LeRobotMetaworldPeer, task: str) -> Figures:
     rng = np.random.default_rng([MT10.index(task), 312])
-    k, seed = int(rng.integers(50)), int(rng.integers(10_000))
-    made = peer.make(task, "MT10", variation=k, seed=seed)
     compiled = compile_task(f"metaworld:MT10/{task}")
     opts = compose(["suite=metaworld_mt10", "policy=lerobot_metaworld"]).rollout.options
     spec = opts.observation
@@ -108,7 +118,9 @@ def compare(peer: LeRobotMetaworldPeer, task: str) -> Figures:
 
     try:
         env.handler.track_contacts = True
+        k, seed = int(rng.integers(50)), int(rng.integers(10_000))
         obs, _ = env.reset(options={"env_ids": [0], "seeds": [seed], "episodes": [k]})
+        made = peer.make(task, "MT10", variation=k, seed=seed)
         observe(obs, made["obs"])
         rng_a = np.random.default_rng(seed)
         for _ in range(STEPS):
@@ -116,13 +128,13 @@ def compare(peer: LeRobotMetaworldPeer, task: str) -> Figures:
             ours = convert(a[None], obs["policy"])
             obs, *_ = env.step(ours)
             got = peer.step(a)
-            if got["terminated"]:  # LeRobot's env has reset itself
-                break
             fig.sent.append(float(np.abs(ours[0] - got["sent"]).max()))
+            observe(obs, got["obs"])  # rendered by LeRobot before its own reset
+            if got["terminated"]:  # success: LeRobot's env has reset itself
+                break
             state = env.handler.get_state()
             fig.mocap.append(float(np.abs(state.mocap_pos[0] - got["mocap_pos"]).max()))
             fig.ctrl.append(float(np.abs(state.ctrl[0] - got["ctrl"]).max()))
-            observe(obs, got["obs"])
     finally:
         env.close()
     return fig
@@ -130,21 +142,26 @@ def compare(peer: LeRobotMetaworldPeer, task: str) -> Figures:
 
 def _check(peer: LeRobotMetaworldPeer, task: str) -> None:
     fig = compare(peer, task)
-    n = fig.free
+    n = max(fig.free, 1) if task in TOUCHING else fig.free
+    psnr_from = 1 if task in STALE_FIRST_FRAME else 0
     print(
         f"{task} vs LeRobot's MetaworldEnv: {n} of {len(fig.contact)} observations before "
-        f"contact; state max {max(fig.state[:n]):.2e}, PSNR min {min(fig.psnr[:n]):.2f} "
+        f"contact; state max {max(fig.state[:n]):.2e} (all: {max(fig.state):.2e}), PSNR min "
+        f"{min(fig.psnr[psnr_from:n]):.2f} "
         f"(all: {min(fig.psnr):.2f}); prompt equal {all(fig.prompt)}; action sent max "
-        f"diff {max(fig.sent):.1e}; mocap max {max(fig.mocap[: max(n - 1, 1)]):.1e}, ctrl "
-        f"max {max(fig.ctrl):.1e}"
+        f"diff {max(fig.sent):.1e}; mocap max {max(fig.mocap[: max(n - 1, 1)], default=0):.1e}, "
+        f"ctrl max {max(fig.ctrl, default=0):.1e}; {len(fig.sent)} steps"
     )
-    assert n > 5, f"the hand touched something at observation {n}"
+    # enough contact-free steps, unless LeRobot's episode ended first
+    ok = n > 5 or len(fig.sent) < STEPS or task in TOUCHING
+    assert ok, f"the hand touched something at observation {n}"
     assert all(fig.prompt), "the prompt is not LeRobot's task description"
     assert max(fig.sent) == 0.0, fig.sent  # the same array reaches both envs
-    assert max(fig.ctrl) == 0.0, fig.ctrl
-    assert max(fig.mocap[: max(n - 1, 1)]) <= STATE_TOL, fig.mocap
+    assert max(fig.ctrl, default=0.0) == 0.0, fig.ctrl
+    assert max(fig.mocap[: max(n - 1, 1)], default=0.0) <= STATE_TOL, fig.mocap
     assert max(fig.state[:n]) <= STATE_TOL, fig.state[:n]
-    assert min(fig.psnr[:n]) >= PSNR_DB, fig.psnr[:n]
+    img_to = len(fig.psnr) if task in TOUCHING else n
+    assert min(fig.psnr[psnr_from:img_to]) >= PSNR_DB, fig.psnr
 
 
 @pytest.mark.slow
