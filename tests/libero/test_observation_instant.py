@@ -272,8 +272,8 @@ def test_lerobot_libero_preset_equals_lerobots_processing_of_the_reference(
     """The peer-code check of LeRobot's LIBERO conventions (issue 31, scope 2, LeRobot's
     part): the `lerobot_libero` preset's tensors against LeRobot 0.4.4's own
     `preprocess_observation` + `LiberoProcessorStep` applied to the observation the
-    reference's `env.step` returned (LeRobot's `LiberoEnv` itself needs LeRobot inside the
-    reference venv, which does not have it: torch). State to 1e-6, images >= 40 dB."""
+    reference's `env.step` returned (LeRobot's `LiberoEnv` class itself, run in the
+    reference venv: tests/libero/test_lerobot_peer.py). State to 1e-6, images >= 40 dB."""
     pytest.importorskip("lerobot")
     rng = np.random.default_rng([paths.LIBERO_SUITES.index(suite), task, 32])
     c = compare_task(ref, suite, task, rng, lerobot=True)
