@@ -13,7 +13,8 @@ test_observation_instant.py), the prompt string equal to LeRobot's task, the arr
 env takes from the same policy action equal (exactly), and the OSC goal and gripper
 command it sets equal (goal within 1e-6 before contact).
 
-CI runs one task per suite; all 40 tasks of the four suites with METASIM_LIBERO_FULL=1.
+CI runs one task per suite; all 40 tasks of the four suites with METASIM_LIBERO_FULL=1
+(libero_10 8 a strict xfail: its stove's burner site, see BURNER).
 """
 
 from __future__ import annotations
@@ -47,6 +48,11 @@ PSNR_DB = 40.0
 SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
 SAMPLE = [("libero_spatial", 3), ("libero_object", 6), ("libero_goal", 2), ("libero_10", 5)]
 ALL = [(s, i) for s in SUITES for i in range(10)]
+# KITCHEN_SCENE8's stove starts on: LIBERO draws its burner site, metasim hides sites, so
+# even a static frame of the same state is 32.6 dB (docs/libero.md, "First frame"; the
+# same strict xfail as in test_observation_instant.py). Measured here: 32.7 dB agentview,
+# 26.3 dB wrist, with state, prompt and action path equal.
+BURNER = {("libero_10", 8)}
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +195,18 @@ def test_lerobot_libero_preset_equals_lerobots_libero_env(
     not os.environ.get("METASIM_LIBERO_FULL"),
     reason="40 tasks x 30 steps of LeRobot's env; set METASIM_LIBERO_FULL=1 to run",
 )
-@pytest.mark.parametrize(("suite", "task"), ALL, ids=[f"{s}-{i}" for s, i in ALL])
+@pytest.mark.parametrize(
+    ("suite", "task"),
+    [
+        pytest.param(
+            s, i, marks=pytest.mark.xfail(strict=True, reason="the stove's burner site: 32.6 dB")
+        )
+        if (s, i) in BURNER
+        else (s, i)
+        for s, i in ALL
+    ],
+    ids=[f"{s}-{i}" for s, i in ALL],
+)
 def test_every_task_of_the_four_suites_equals_lerobots_libero_env(
     peer: LeRobotLiberoPeer, suite: str, task: int
 ) -> None:
