@@ -16,8 +16,8 @@ run on the CPU; the only torchvision whose compiled ops load with it, and LeRobo
 processor package imports torchvision), with their own dependencies; lerobot 0.4.4
 with --no-deps plus exactly the modules `lerobot.envs.{libero,metaworld,utils,factory}`
 and `lerobot.processor` import (found by importing them in both venvs). Measured here:
-about 80 s from the machine's local wheel index, 5.3 GB (4.5 GB of it torch and its nvidia
-libraries), once; triton (GPU kernel compiler only) is removed afterwards, as
+63-80 s from the machine's local wheel index (two builds), 5.0 GB (4.4 GB of it torch and
+its nvidia libraries), once; triton (GPU kernel compiler only) is removed afterwards, as
 scripts/setup.sh removes it from metasim's venv (it breaks Mesa's llvmpipe).
 """
 
