@@ -248,7 +248,7 @@ def group_reader(
     resets = [(k, t.reset(layout)) for k, t in terms if t.reset is not None]
 
     def read(kin: Kinematics, fresh: np.ndarray | None) -> dict[str, np.ndarray]:
-        out = {k: read(kin) for k, read in readers}
+        out = {k: get(kin) for k, get in readers}
         if fresh is not None and resets and fresh.any():
             for k, at_reset in resets:
                 out[k][fresh] = at_reset(kin)[fresh]
