@@ -149,13 +149,15 @@ def test_the_expert_runs_an_episode(
     bench: str, suite: str, ref: str, tmp_path: Path, capsys
 ) -> None:
     """The first task of the suite its expert takes on: a task outside the expert's
-    scope (LIBERO's expert moves objects, it opens no drawer) is refused before any work
-    with one paragraph and exit 2, and the next task is tried (at most 5)."""
+    scope (LIBERO's expert moves one object; it opens no drawer and its goals name one
+    target) is refused before any work with one paragraph and exit 2, and the next task
+    is tried. A suite with no task in the expert's scope is skipped, with the refusal
+    (LIBERO's libero_10 family and libero_study_table: two-object goals)."""
     from metasim.cli.main import main
 
     entry = _entry(bench, ref)
     refused = []
-    for task in BENCHMARKS[bench].suites()[suite][:5]:
+    for task in BENCHMARKS[bench].suites()[suite]:
         out = tmp_path / task.replace(":", "_").replace("/", "_")
         argv = ["eval", "--quiet", f"suite={suite}", f"suite.tasks=[{task}]"]
         code = main([*argv, f"policy={entry.expert}", "episodes=1", f"out={out}"])
@@ -170,7 +172,7 @@ def test_the_expert_runs_an_episode(
         (row,) = summary["tasks"].values()
         assert row["n"] == 1
         return
-    pytest.fail(f"{entry.expert} takes on none of {suite}'s first 5 tasks: {refused}")
+    pytest.skip(f"{entry.expert} takes on no task of {suite} (it says: {refused[0]})")
 
 
 @pytest.mark.parametrize("bench", BENCHMARKS.names())
