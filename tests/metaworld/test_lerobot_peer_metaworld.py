@@ -2,7 +2,7 @@
 0.4.4's own `MetaworldEnv`, built and driven as `lerobot-eval` does (`make_env`,
 `preprocess_observation`, `add_envs_task`, the env processors, actions through the env
 postprocessor), running in the Meta-World reference venv (metaworld 3.1.1, MuJoCo 3.3.0;
-torch and lerobot from the peer layer, `metasim.sim.peerlayer`), against metasim's
+torch and lerobot from the peer layer, `metasim.reference.peerlayer`), against metasim's
 `lerobot_metaworld` preset on the same state: metasim's episode k and LeRobot's env given
 variation k of MT10's train split (the worker's module doc), then the same random policy
 actions on both.
@@ -33,9 +33,9 @@ from metasim.metaworld.importer.source import MetaworldSource
 from metasim.metaworld.reference.peer import LeRobotMetaworldPeer
 from metasim.metaworld.reference.simulator import MetaWorldRefError
 from metasim.policies.adapter import load_task_text
+from metasim.reference import peerlayer
 from metasim.scene.compile import ROBOT_PREFIX
 from metasim.scene.sources import compile_task
-from metasim.sim import peerlayer
 
 pytest.importorskip("lerobot")  # metasim's side reads LeRobot's task descriptions
 

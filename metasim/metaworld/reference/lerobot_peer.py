@@ -1,9 +1,9 @@
 """LeRobot's own Meta-World env as the peer of metasim's `lerobot_metaworld` preset: runs
 INSIDE the Meta-World reference venv (.cache/metaworld-ref: metaworld 3.1.1, MuJoCo 3.3.0)
-with the LeRobot peer layer (`metasim.sim.peerlayer`, `PEER_PATH`) appended to `sys.path`;
+with the LeRobot peer layer (`metasim.reference.peerlayer`, `PEER_PATH`) appended to `sys.path`;
 never imports metasim.
 
-Served by `metasim/sim/refwire.py`. The env is built and driven as `lerobot-eval` does
+Served by `metasim/reference/refwire.py`. The env is built and driven as `lerobot-eval` does
 (LeRobot 0.4.4): `make_env(MetaworldEnv config, n_envs=1)` (a SyncVectorEnv of
 `lerobot.envs.metaworld.MetaworldEnv`: MT1, corner2 moved to (0.75, 0.075, 0.7), 480x480),
 `make_env_pre_post_processors`, then per step `preprocess_observation` -> `add_envs_task`
@@ -125,7 +125,7 @@ class Peer:
 
 
 def commands() -> dict[str, Callable[..., dict[str, Any]]]:
-    """The commands `metasim/sim/refwire.py` serves (it runs this file by path)."""
+    """The commands `metasim/reference/refwire.py` serves (it runs this file by path)."""
     sys.path.append(os.environ["PEER_PATH"])  # after the venv's own packages
     peer = Peer()
     return {"make": peer.make, "step": peer.step}

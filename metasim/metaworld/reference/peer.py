@@ -2,7 +2,7 @@
 `preprocess_observation` and env processors, LeRobot 0.4.4) run in the Meta-World
 reference venv, driven over a pipe: the peer of metasim's `lerobot_metaworld` preset
 (issue 31, the peer-code convention test). torch and lerobot come from the peer layer
-(`metasim.sim.peerlayer`, built on first use); the reference venv itself is unchanged.
+(`metasim.reference.peerlayer`, built on first use); the reference venv itself is unchanged.
 
     with LeRobotMetaworldPeer() as peer:
         reset = peer.make("push-v3", "MT10", variation=3, seed=0)
@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from metasim.metaworld.reference.simulator import MetaWorldRefError, ensure_venv
-from metasim.sim import peerlayer, refvenv
-from metasim.sim.refvenv import RefWorker
+from metasim.reference import peerlayer, refvenv
+from metasim.reference.refvenv import RefWorker
 
 WORKER = Path(__file__).with_name("lerobot_peer.py")
 

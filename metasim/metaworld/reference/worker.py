@@ -2,7 +2,7 @@
 metaworld 3.1.1 on MuJoCo 3.3.0, gymnasium >= 1.1), never in metasim's process, and must
 not import metasim.
 
-Served by `metasim/sim/refwire.py` (`python -P refwire.py worker.py`: JSON lines, arrays
+Served by `metasim/reference/refwire.py` (`python -P refwire.py worker.py`: JSON lines, arrays
 as base64, never pickle), as LIBERO's reference worker is; it calls `commands()` below.
 
 Commands: versions · tasks(benchmark, split, seed) · variations(benchmark, split, seed, task)
@@ -378,7 +378,7 @@ class Worker:
 
 
 def commands() -> dict[str, Callable[..., dict[str, Any]]]:
-    """The commands `metasim/sim/refwire.py` serves (it runs this file by path)."""
+    """The commands `metasim/reference/refwire.py` serves (it runs this file by path)."""
     worker = Worker()
     return {
         "versions": worker.versions,

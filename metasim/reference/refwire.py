@@ -10,7 +10,7 @@ goes to stderr, so it can never corrupt a reply). The first line is
 {"ok": true, "ready": true}; {"cmd": "close"} ends the loop. Arrays travel both ways as
 {"__nd__": [dtype, shape, base64 of the C-order bytes]}; never pickle.
 
-metasim's client side (`metasim.sim.refvenv`) imports `decode` from here, so the codec
+metasim's client side (`metasim.reference.refvenv`) imports `decode` from here, so the codec
 lives in one file for both directions.
 """
 
@@ -94,7 +94,8 @@ def load(path: str) -> Any:
 
 
 def main(argv: list[str]) -> None:
-    # This folder (metasim/sim) holds a `mujoco` package: never let it shadow MuJoCo.
+    # Never let this folder shadow an installed package (metasim/sim, its old home, holds
+    # a `mujoco` package; metasim/reference holds none, but the rule costs nothing).
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     proto = os.fdopen(os.dup(1), "w", encoding="utf-8")

@@ -4,7 +4,7 @@ builder (stamp + import probe, a file lock between builders) and the JSON-lines 
 Meta-World's package on MuJoCo 3.3.0), each of which pins a MuJoCo other than metasim's,
 so its package never goes into metasim's venv.
 
-The worker side is `metasim/sim/refwire.py` (stdlib + numpy, run inside the other venv);
+The worker side is `metasim/reference/refwire.py` (stdlib + numpy, run inside the other venv);
 a plug-in's worker module only defines `commands()`.
 """
 
@@ -26,7 +26,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from metasim.errors import one_line
-from metasim.sim.refwire import decode, encode
+from metasim.reference.refwire import decode, encode
 
 WIRE = Path(__file__).with_name("refwire.py")
 STAMP = "metasim-requirements.json"
