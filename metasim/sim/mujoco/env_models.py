@@ -11,7 +11,7 @@ the physics is bitwise the same.
 
 Thread 0 (the only one with one env or `nthread=1`, and the one rendering and computing
 jacobians) uses the scene's model itself, and gives it back its own values before the
-handler returns. Each other thread uses a twin: the scene's model compiled again without
+handler returns. Each other thread uses a twin: the scene's model compiled again with 1x1
 textures (physics never reads them; ~80 MB instead of ~270 MB for LIBERO), with every
 other array copied from the scene's model (edits made to it after compiling carry over);
 a plain copy where the scene has no spec or no textures.
@@ -24,9 +24,9 @@ import copy
 import mujoco
 import numpy as np
 
-# Arrays that may differ in shape between a model and its textureless twin: texture data
-# and the names buffer's addresses (texture names are gone). Physics reads none of them.
-_TEXTURE_ONLY = ("tex_", "mat_tex", "name_", "names_map", "path")
+# Arrays that may differ between a model and its textureless twin: the textures' sizes
+# and data, and the file paths (the textures' are gone). Physics reads none of them.
+_TEXTURE_ONLY = ("tex_", "path")
 
 
 def _texture_only(field: str) -> bool:
@@ -57,16 +57,14 @@ def _same_struct(a: object, b: object) -> bool:
 
 
 def textureless_twin(model: mujoco.MjModel, spec: mujoco.MjSpec | None) -> mujoco.MjModel:
-    """A model equal to `model` in every array physics reads, without its textures (from
+    """A model equal to `model` in every array physics reads, its textures 1x1 (from
     `spec`, the spec `model` was compiled from); a plain copy when there is no spec, no
-    texture, or the recompiled model differs in anything but textures and names."""
+    texture, or the recompiled model differs in the shape of anything but textures."""
     if spec is None or model.ntexdata == 0:
         return copy.copy(model)
     bare = spec.copy()
-    for mat in bare.materials:
-        mat.textures = [""] * len(mat.textures)
-    for tex in list(bare.textures):
-        bare.delete(tex)
+    for tex in bare.textures:  # each a 1x1 flat colour: the same ids, ~no data
+        tex.file, tex.builtin, tex.width, tex.height = "", mujoco.mjtBuiltin.mjBUILTIN_FLAT, 1, 1
     twin = bare.compile()
     ours, theirs = _arrays(model), _arrays(twin)
     if set(ours) != set(theirs) or not (
