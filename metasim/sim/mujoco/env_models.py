@@ -114,8 +114,11 @@ class EnvModels:
             self._models += [twin] + [copy.copy(twin) for _ in range(self.nslot - 2)]
         row = self._view(self.base, field)[index]
         table = np.zeros((self.num_envs, *np.shape(row)), dtype=np.float64)
-        for i in range(self.num_envs):
-            table[i] = values[i]  # as `field[index] = values[i]` would take it
+        if np.shape(values) == table.shape:
+            table[...] = values
+        else:
+            for i in range(self.num_envs):
+                table[i] = values[i]  # as `field[index] = values[i]` would take it
         self._rows.setdefault(field, {})[index] = table
         writes = []
         for name, rows in self._rows.items():
