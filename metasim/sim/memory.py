@@ -6,7 +6,8 @@ state reaches, and its rows of the handler's batch buffers. No env holds a model
 per-env model edits (perturbations, a fixture's placement) are loaded into one model per
 physics thread (`metasim.sim.mujoco.env_models`), the scene's own for the first and a
 twin with 1x1 textures for each other, compiled once (its compile peaks at about twice
-its size besides). So:
+its size besides) where edited envs step on several threads (not in lockstep: LIBERO's
+`osc_pose` makes none; counted anyway, as an upper bound). So:
 
     per env:     MjData.nbuffer + the arena one mj_forward used + 2 MiB
     per thread:  mj_sizeModel(model) - the texture bytes, for each thread but the first,

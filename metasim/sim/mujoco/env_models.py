@@ -86,19 +86,21 @@ class EnvModels:
     thread runs env i on (`model_for`): thread 0's is the scene's model itself, given back
     its own values by `restore` (the handler calls it before returning: between handler
     calls the scene's model is as compiled); the other threads' are textureless twins,
-    made at the first edit. Until then every env runs on the scene's model unchanged."""
+    made by `ready` before the first step that runs edited envs on several threads
+    (stepping in lockstep, loading states and rendering use thread 0 alone). Until the
+    first edit every env runs on the scene's model unchanged."""
 
     def __init__(
         self, base: mujoco.MjModel, spec: mujoco.MjSpec | None, num_envs: int, nslot: int
     ) -> None:
         self.base, self._spec = base, spec
         self.num_envs, self.nslot = num_envs, nslot
-        self._models = [base]  # per slot; slots 1.. made at the first edit
+        self._models: list[mujoco.MjModel | None] = [base] + [None] * (nslot - 1)
         # field -> row -> (B, ...) values; flattened per field into `_writes`
         self._rows: dict[str, dict[int, np.ndarray]] = {}
         # per edited field: (its name, rows (k,), values (B, k, ...), the base's (k, ...))
         self._writes: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []
-        self._views: list[list[np.ndarray]] = []  # per slot, the edited fields' arrays
+        self._views: list[list[np.ndarray]] = []  # per slot made, the edited fields' arrays
         self._held = [-1] * nslot  # the env whose values each slot's model holds (-1: none)
 
     @property
@@ -109,9 +111,6 @@ class EnvModels:
         """Env i's values of `field`[`index`] become values[i] (values (B, ...))."""
         self.restore()
         index = 0 if field == "gravity" else index
-        if len(self._models) < self.nslot:
-            twin = textureless_twin(self.base, self._spec)
-            self._models += [twin] + [copy.copy(twin) for _ in range(self.nslot - 2)]
         row = self._view(self.base, field)[index]
         table = np.zeros((self.num_envs, *np.shape(row)), dtype=np.float64)
         if np.shape(values) == table.shape:
@@ -127,8 +126,21 @@ class EnvModels:
             own = self._view(self.base, name)[idx].copy()  # (k, ...), the model's dtype
             writes.append((name, idx, vals, own))
         self._writes = writes
-        self._views = [[self._view(m, w[0]) for w in writes] for m in self._models]
+        self._views_of_models()
+
+    def _views_of_models(self) -> None:
+        made = [m for m in self._models if m is not None]
+        self._views = [[self._view(m, w[0]) for w in self._writes] for m in made]
         self._held = [-1] * self.nslot
+
+    def ready(self) -> None:
+        """Make the twins of threads 1.. once a row is edited (before threads use them)."""
+        if not self._writes or self._models[-1] is not None:
+            return
+        self.restore()
+        twin = textureless_twin(self.base, self._spec)
+        self._models = [self.base, twin] + [copy.copy(twin) for _ in range(self.nslot - 2)]
+        self._views_of_models()
 
     @staticmethod
     def _view(m: mujoco.MjModel, field: str) -> np.ndarray:
@@ -143,6 +155,7 @@ class EnvModels:
         if not self._writes:
             return self.base
         m = self._models[slot]
+        assert m is not None, "EnvModels.ready() makes the other threads' models"
         if self._held[slot] != env:
             for (_, idx, vals, _), arr in zip(self._writes, self._views[slot], strict=True):
                 arr[idx] = vals[env]

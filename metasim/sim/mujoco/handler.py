@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import mujoco
 import numpy as np
@@ -232,6 +231,8 @@ class BackendHandler(Handler):
     def _run(self, fn: Callable[[Iterator[int], int], None], env_ids: Sequence[int]) -> None:
         envs = iter(env_ids)
         try:
+            if self._pool is not None:
+                self._env_models.ready()
             if self._pool is None:
                 fn(envs, 0)
                 return
@@ -324,7 +325,14 @@ class BackendHandler(Handler):
             rows[:, cols] = np.asarray(getattr(state, name)).reshape(len(env_ids), -1)
         self._state[env_ids] = rows
         self._ctrl[env_ids] = state.ctrl
-        self._run(self._load, [int(i) for i in env_ids])
+        ids = [int(i) for i in env_ids]
+        if not self._env_models.edited:
+            self._run(self._load, ids)
+            return
+        try:  # on thread 0 alone: loading states needs no twin model (made only to step)
+            self._load(iter(ids), 0)
+        finally:
+            self._env_models.restore()
 
     def _get_state(self) -> SimState:
         s, lay, b, m = self._state, self._layout, self.num_envs, self.model
@@ -368,11 +376,8 @@ class BackendHandler(Handler):
         """(B, ...) each env's values of a model row edited per env (None: not edited)."""
         return self._env_models.values(field, 0 if field == "gravity" else index)
 
-    def render(self, *args: Any, **kwargs: Any) -> np.ndarray:
-        try:  # (each env's frame from the scene's model with the env's edits loaded)
-            return super().render(*args, **kwargs)
-        finally:
-            self._env_models.restore()
+    def _rendered(self) -> None:  # (each env's frame drew on the scene's model, its edits in)
+        self._env_models.restore()
 
     # ------------------------------------------------------------ rendering
 
