@@ -9,12 +9,13 @@ the frame a camera renders), overwriting those of the env it held before. Every 
 row is written for every env, so that model holds exactly what env i's own copy held:
 the physics is bitwise the same.
 
-Thread 0 (the only one with one env or `nthread=1`, and the one rendering and computing
-jacobians) uses the scene's model itself, and gives it back its own values before the
-handler returns. Each other thread uses a twin: the scene's model compiled again with 1x1
-textures (physics never reads them; ~80 MB instead of ~270 MB for LIBERO), with every
-other array copied from the scene's model (edits made to it after compiling carry over);
-a plain copy where the scene has no spec or no textures.
+Thread 0 (the only one with one env or `nthread=1`, and the one stepping in lockstep,
+loading states, rendering and computing jacobians) uses the scene's model itself, and
+gives it back its own values before the handler returns. Each other thread, where edited
+envs step on several threads, uses a twin made before that first step: the scene's model
+compiled again with 1x1 textures (physics never reads them; ~80 MB instead of ~270 MB for
+LIBERO), with every other array copied from the scene's model (edits made to it after
+compiling carry over); a plain copy where the scene has no spec or no textures.
 """
 
 from __future__ import annotations
