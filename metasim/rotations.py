@@ -10,24 +10,46 @@ from collections.abc import Sequence
 import numpy as np
 
 
-def rows_times(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+class RowWeights:
+    """A constant weight table for `rows_times` with its non-zero rows found once (the
+    search costs more than the product for the small tables of the per-step path)."""
+
+    __slots__ = ("rows", "w")
+
+    def __init__(self, w: np.ndarray) -> None:
+        self.w = np.array(w, dtype=np.float64)
+        self.w.setflags(write=False)
+        self.rows: list[int] = np.flatnonzero(
+            np.any(self.w.reshape(self.w.shape[0], -1), axis=1)
+        ).tolist()
+
+
+def rows_times(a: np.ndarray, w: np.ndarray | RowWeights) -> np.ndarray:
     """`a @ w` for a batch `a` (..., K) and a constant `w` (K, N) or (K,), with every
     row's sums taken in one fixed order (k = 0, 1, ..., K - 1; zero rows of `w` skipped).
 
     BLAS picks its kernel by the batch's size, so `a @ w` can differ in the last bit
     between a row on its own and the same row inside a batch; an expert's actions would
     then depend on `num_envs` and on which episodes share a batch. Elementwise products
-    and sums round the same whatever the batch."""
+    and sums round the same whatever the batch. A `RowWeights` table skips the search
+    for its non-zero rows (the same rows, the same bits)."""
     a = np.asarray(a, dtype=np.float64)
-    rows = np.flatnonzero(np.any(w.reshape(w.shape[0], -1), axis=1)).tolist()
+    if isinstance(w, RowWeights):
+        rows, w = w.rows, w.w
+    else:
+        rows = np.flatnonzero(np.any(w.reshape(w.shape[0], -1), axis=1)).tolist()
     if w.ndim == 1:
         out = a[..., rows[0]] * w[rows[0]]
+        term = np.empty_like(out)
         for k in rows[1:]:
-            out += a[..., k] * w[k]
+            np.multiply(a[..., k], w[k], out=term)
+            out += term
     else:
         out = a[..., rows[0], None] * w[rows[0]]
+        term = np.empty_like(out)
         for k in rows[1:]:
-            out += a[..., k, None] * w[k]
+            np.multiply(a[..., k, None], w[k], out=term)
+            out += term
     return np.asarray(out)
 
 
@@ -62,7 +84,8 @@ def _mat_to_quat_table() -> tuple[np.ndarray, np.ndarray]:
     return w.reshape(9, 16), off.reshape(16)
 
 
-_M2Q_W, _M2Q_OFF = _mat_to_quat_table()
+_m2q_w, _M2Q_OFF = _mat_to_quat_table()
+_M2Q_W = RowWeights(_m2q_w)
 _DIAG = np.array([0, 5, 10, 15])  # the table's diagonal in its flat (16,) rows
 _ROW4 = 4 * np.arange(1024)  # first flat row of each matrix's 4x4 table
 # (16, 9) weights: the outer product q q^T (row-major) -> a rotation matrix's 9 entries
@@ -83,7 +106,7 @@ for _k, _parts in enumerate(
 ):
     for (_i, _j), _v in _parts:
         _q2m[_i, _j, _k] = _v
-_Q2M_W = _q2m.reshape(16, 9)
+_Q2M_W = RowWeights(_q2m.reshape(16, 9))
 _EYE9 = np.eye(3).reshape(9)
 _WZYX = np.array([3, 2, 1, 0])
 # (16, 4): a_i b_j (flat index 4 i + j) -> the Hamilton product's (w, x, y, z)
@@ -98,9 +121,9 @@ for _out, _terms in enumerate(
 ):
     for _i, _j, _v in _terms:
         _qmul[_i, _j, _out] = _v
-_QMUL = _qmul.reshape(16, 4)
-_ONES4 = np.ones(4)
-_YAW_DEN = np.array([1.0, 1.0, -1.0, -1.0])
+_QMUL = RowWeights(_qmul.reshape(16, 4))
+_ONES4 = RowWeights(np.ones(4))
+_YAW_DEN = RowWeights(np.array([1.0, 1.0, -1.0, -1.0]))
 
 
 def mat_to_quat(mat: np.ndarray) -> np.ndarray:

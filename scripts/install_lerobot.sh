@@ -13,7 +13,7 @@
 # only what it imports is installed, pinned, with the torch pair repeated on every
 # command so pip can never move it.
 #
-# `pip check` afterwards lists exactly lerobot's unmet pins; README.md ("pip check") says
+# `pip check` afterwards lists exactly lerobot's unmet pins; docs/install.md ("pip check") says
 # why each is harmless. The final check imports torchvision's compiled ops and LeRobot's
 # dataset class in a fresh interpreter, so a broken pair fails the set-up, not a test.
 set -euo pipefail

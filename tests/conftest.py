@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,3 +22,57 @@ def scene_ids() -> list[str]:
 
 
 __all__ = ["SCENE_FILES", "Path", "scene_ids"]
+
+
+@pytest.fixture(autouse=True)
+def _warp_arrays_as_on_cuda(request: pytest.FixtureRequest) -> Any:
+    """Warp's CPU arrays convert to NumPy implicitly (`np.asarray(a)`); CUDA arrays raise
+    TypeError and need `a.numpy()`. Tests run on the CPU device, so every test makes CPU
+    arrays refuse as CUDA's do (`numpy()` itself still converts): a CUDA-only failure of
+    that kind (found on an H200, bench/gpu.md) fails here first. Only where warp is
+    installed."""
+    import importlib.util
+    import threading
+
+    if importlib.util.find_spec("warp") is None:
+        yield
+        return
+
+    import warp as wp
+
+    array = wp.array
+    allowed = threading.local()
+    interface, numpy = array.__dict__["__array_interface__"], array.numpy
+
+    def strict_interface(self: Any) -> Any:
+        if self.device is not None and self.device.is_cpu and not getattr(allowed, "on", 0):
+            raise AttributeError("__array_interface__")  # as a CUDA array has none
+        return interface.__get__(self)
+
+    def strict_array(self: Any) -> Any:
+        if self.device is not None and self.device.is_cpu and getattr(allowed, "on", 0):
+            raise AttributeError("__array__")  # numpy() converts through the interface
+
+        def reject(dtype: Any = None, copy: Any = None) -> Any:
+            raise TypeError(
+                f"implicit NumPy conversion of a warp array (refused as on CUDA devices; "
+                f"call .numpy()): device {self.device}"
+            )
+
+        return reject
+
+    def explicit(self: Any, *args: Any, **kwargs: Any) -> Any:
+        allowed.on = getattr(allowed, "on", 0) + 1
+        try:
+            return numpy(self, *args, **kwargs)
+        finally:
+            allowed.on -= 1
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(array, "__array_interface__", property(strict_interface))
+    mp.setattr(array, "__array__", property(strict_array))
+    mp.setattr(array, "numpy", explicit)
+    try:
+        yield
+    finally:
+        mp.undo()

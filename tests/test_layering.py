@@ -6,6 +6,7 @@ module level or inside a function, TYPE_CHECKING blocks included."""
 from __future__ import annotations
 
 import ast
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import metasim
@@ -23,6 +24,7 @@ LAYERS = {
     "scene": 1,
     "sim": 2,
     "control": 3,
+    "reference": 3,
     "tasks": 3,
     "envs": 4,
     "perturb": 5,
@@ -38,7 +40,13 @@ LAYERS = {
     "bench": 6,
     "cli": 7,
 }
-PLUGINS = {"libero", "metaworld"}  # benchmarks: top layer, imported by nothing in the core
+# benchmarks: top layer, imported by nothing in the core; the packages of metasim's own
+# distribution declared in the `metasim.plugins` entry points (pyproject.toml)
+PLUGINS = {
+    ep.value.split(":")[0].split(".")[1]
+    for ep in entry_points(group="metasim.plugins")
+    if ep.value.startswith("metasim.")
+}
 TOP = 8
 
 

@@ -6,7 +6,14 @@ import mujoco
 import numpy as np
 import pytest
 
-from metasim.rotations import mat_to_quat, quat_mul, quat_to_mat, quat_yaw, rows_times
+from metasim.rotations import (
+    RowWeights,
+    mat_to_quat,
+    quat_mul,
+    quat_to_mat,
+    quat_yaw,
+    rows_times,
+)
 
 
 def _unit_quats(n: int, seed: int) -> np.ndarray:
@@ -90,3 +97,20 @@ def test_rows_times_is_the_matrix_product():
     np.testing.assert_allclose(rows_times(a, w), a @ w, rtol=1e-12)
     np.testing.assert_allclose(rows_times(a, v), a @ v, rtol=1e-12)
     np.testing.assert_allclose(rows_times(a.reshape(2, 3, 5), w), (a @ w).reshape(2, 3, 3))
+
+
+def test_row_weights_give_the_same_bits_as_the_table() -> None:
+    # the per-step tables are RowWeights (non-zero rows found once); the bits must be
+    # those of the same fixed-order sum over the table itself, zero rows skipped
+    rng = np.random.default_rng(1)
+    w = rng.normal(size=(7, 4))
+    w[[1, 4]] = 0.0
+    for a in (rng.normal(size=(9, 7)), rng.normal(size=(2, 3, 7)), rng.normal(size=7)):
+        want = np.zeros((*a.shape[:-1], 4))
+        for k in (0, 2, 3, 5, 6):  # k ascending, the zero rows skipped
+            want = want + a[..., k, None] * w[k] if k else a[..., k, None] * w[k]
+        for table in (w, RowWeights(w)):
+            assert np.array_equal(rows_times(a, table), want)
+        assert np.array_equal(rows_times(a, RowWeights(w[:, 0])), rows_times(a, w[:, 0]))
+    with pytest.raises(ValueError):
+        RowWeights(w).w[0, 0] = 1.0  # read-only: the rows found once stay true

@@ -15,19 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from metasim.reference.images import mae, psnr
 from metasim.scene.render_schema import RaytraceSpec
 from metasim.sim.cameras import View
-
-
-def psnr(a: np.ndarray, b: np.ndarray) -> float:
-    """Peak signal-to-noise ratio (dB) of two uint8 image stacks of the same shape."""
-    err = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
-    return float("inf") if err == 0 else float(10 * np.log10(255.0**2 / err))
-
-
-def mae(a: np.ndarray, b: np.ndarray) -> float:
-    """Mean absolute error (0-255) of two uint8 image stacks of the same shape."""
-    return float(np.mean(np.abs(a.astype(np.float64) - b.astype(np.float64))))
 
 
 def random_states(env: Any, seed: int, moves: int) -> None:

@@ -125,6 +125,7 @@ def bench_physics(
         ref_times.append(_rollout_reference(env, ctrls, nthread))
     env.close()
     loop_s, ref_s = float(np.median(loop_times)), float(np.median(ref_times))
+    runs = [r / loop for loop, r in zip(loop_times, ref_times, strict=True)]  # paired ratios
     sub = compiled.substeps
     env_steps = steps * num_envs
     loop_phys = env_steps * sub / loop_s
@@ -141,6 +142,9 @@ def bench_physics(
         "eval_physics_steps_per_s": round(loop_phys, 1),
         "rollout_physics_steps_per_s": round(ref_phys, 1),
         "ratio": round(loop_phys / ref_phys, 3),
+        # each interleaved repeat's own ratio (eval loop vs rollout), and their range
+        "ratio_runs": [round(r, 3) for r in runs],
+        "ratio_spread": [round(min(runs), 3), round(max(runs), 3)],
     }
 
 

@@ -26,9 +26,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+routing = [False]  # True while `metasim check` runs a plug-in's verb
+
+
+def note_old_spelling(argv: list[str]) -> None:
+    """One stderr line when `argv` is a plug-in's own spelling of a benchmark check
+    (`metasim check CHECK --benchmark NAME` is the one spelling; the old ones still run)."""
+    from metasim.reference.benchmark import BENCHMARKS
+
+    if routing[0]:
+        return
+    for name, entry in BENCHMARKS.items():
+        for check, prefix in entry.checks.items():
+            if tuple(argv[: len(prefix)]) == prefix:
+                old, new = " ".join(prefix), f"check {check} --benchmark {name}"
+                sys.stderr.write(f"note: `metasim {old}` is now `metasim {new}`\n")
+                return
+
+
 def run(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
-    return VERBS[args.verb].run(args)
+    code = VERBS[args.verb].run(args)
+    if code == 0 and args.verb != "check":  # after a refusal its one paragraph stays alone
+        note_old_spelling(list(argv))
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -359,7 +359,9 @@ class OscPose:
             return None
         from metasim.control.osc_warp import DeviceOsc
 
-        return DeviceOsc(model, self, np.asarray(device_model.M_elemid), device)
+        elemid = device_model.M_elemid  # a device array (CUDA refuses implicit host copies)
+        host = elemid.numpy() if hasattr(elemid, "numpy") else np.asarray(elemid)
+        return DeviceOsc(model, self, host, device)
 
     def batch(
         self, k: int, models: Sequence[mujoco.MjModel], datas: Sequence[mujoco.MjData]

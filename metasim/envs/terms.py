@@ -19,7 +19,7 @@ from typing import Literal
 import numpy as np
 
 from metasim.control.actions import as_slice
-from metasim.rotations import rows_times
+from metasim.rotations import RowWeights, rows_times
 from metasim.scene.compile import CompiledScene
 from metasim.scene.kinds import OrderedRegistry
 from metasim.sim.base import Kinematics
@@ -92,7 +92,7 @@ def site_quat(layout: Layout, site: int) -> Callable[[Kinematics], np.ndarray]:
     m = layout.compiled.model
     body = int(m.site_bodyid[site])
     w, x, y, z = np.asarray(m.site_quat[site], dtype=np.float64)
-    right = np.array([[w, x, y, z], [-x, w, -z, y], [-y, z, w, -x], [-z, -y, x, w]])
+    right = RowWeights(np.array([[w, x, y, z], [-x, w, -z, y], [-y, z, w, -x], [-z, -y, x, w]]))
 
     def read(kin: Kinematics) -> np.ndarray:
         q = rows_times(kin.body_quat[:, body], right)

@@ -33,7 +33,7 @@ from metasim.errors import MetasimInputError, validation_problems
 from metasim.evaluate.spec import RolloutSpec
 from metasim.paths import EVAL, POLICIES
 from metasim.policies.base import PolicyOptions
-from metasim.scene.sources import NoSuchTask, Task, all_suites, resolve
+from metasim.scene.sources import NoSuchTask, Task, all_suites, resolve, suite_description
 from metasim.yamlio import Loc, dotted, line_of, load_yaml, node_at, plain
 
 Locate = Callable[[tuple[int | str, ...]], str]  # a field's location -> 'file line N, '
@@ -278,9 +278,8 @@ def _register_groups() -> Sources:
         sources[(group, path.stem)] = (path, data)
     for name, refs in all_suites().items():  # a task source's suites, unless eval/ has one
         if ("suite", name) not in sources:
-            store.store(
-                group="suite", name=name, node=OmegaConf.create({"name": name, "tasks": refs})
-            )
+            node = {"name": name, "description": suite_description(name), "tasks": refs}
+            store.store(group="suite", name=name, node=OmegaConf.create(node))
     return sources
 
 
@@ -364,5 +363,9 @@ def compose(overrides: list[str]) -> EvalConfig:
 
 def _choices_hint() -> str:
     suites = sorted(p.stem for p in EVAL.glob("*.yaml") if p.stem != "config")
+    listed = sorted(set(all_suites()) - set(suites))
+    if listed:  # the task sources' own (LIBERO's 47, Meta-World's 6, ...): a few named
+        shown = ", ".join(listed[:4])
+        suites.append(f"and the task sources' {len(listed)} ({shown}, ...)")
     policies = sorted(p.stem for p in POLICIES.glob("*.yaml"))
     return f"Suites: {', '.join(suites)}; policies: {', '.join(policies)}"

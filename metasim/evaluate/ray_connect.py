@@ -114,7 +114,7 @@ def connect_error(target: str | None, exc: BaseException) -> MetasimInputError:
             "(`ray get-auth-token` there) to ~/.ray/auth_token on this machine, or set "
             "RAY_AUTH_TOKEN (or RAY_AUTH_TOKEN_PATH), with RAY_AUTH_MODE=token or unset; "
             "every node must have been started with the same token and RAY_AUTH_MODE=token "
-            "(README, 'Scale out on Ray')"
+            "(docs/scale_out.md)"
         ),
     )
 

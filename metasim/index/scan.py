@@ -10,7 +10,6 @@ locked: the kernel's lock table (/proc/locks) says whether an eval holds it now.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,15 +56,21 @@ def find_runs(root: str | Path) -> list[RunEntry]:
 
 
 def _read_json(path: Path, problems: list[str]) -> dict[str, Any] | None:
+    """A run file through the validating loaders (`evaluate.run_files.read_manifest` for
+    the manifest, `guards.load_json` otherwise: bounded size and depth); what they refuse
+    becomes one of the entry's problems instead of stopping the scan."""
+    from metasim.evaluate.run_files import read_manifest
+    from metasim.guards import load_json
+
+    if not path.is_file():
+        return None
     try:
         if path.stat().st_size > MAX_MANIFEST_BYTES:
             problems.append(f"{path.name}: larger than {MAX_MANIFEST_BYTES} bytes, skipped")
             return None
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        problems.append(f"{path.name}: cannot be read ({exc})")
+        data = read_manifest(path.parent) if path.name == "manifest.json" else load_json(path)
+    except MetasimInputError as exc:
+        problems.append(f"{path.name}: cannot be read ({'; '.join(exc.problems)})")
         return None
     if not isinstance(data, dict):
         problems.append(f"{path.name}: not a JSON object")

@@ -14,6 +14,7 @@ one package split by role:
 
 # What the plug-in registers (light imports: no model compiled, no reference venv started).
 from metasim.libero import axes as _axes  # noqa: F401  (the background_texture axis)
+from metasim.libero import benchmark as _benchmark  # noqa: F401  (its Benchmark entry)
 from metasim.libero import cli as _cli  # noqa: F401  (the `metasim libero` verb)
 from metasim.libero import kinds as _kinds  # noqa: F401  (predicate and fixture kinds)
 from metasim.libero.expert import policy as _expert  # noqa: F401  (kind libero_expert)

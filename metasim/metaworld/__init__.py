@@ -18,6 +18,7 @@ docs/metaworld.md.
 """
 
 # What the plug-in registers (light imports: no model compiled, no reference venv started).
+from metasim.metaworld import benchmark as _benchmark  # noqa: F401  (its Benchmark entry)
 from metasim.metaworld import cli as _cli  # noqa: F401  (the `metasim metaworld` verb)
 from metasim.metaworld import cli_compare as _cli_compare  # noqa: F401  (metaworld-compare)
 from metasim.metaworld import expert as _expert  # noqa: F401  (kind metaworld_expert)

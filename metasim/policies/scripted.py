@@ -17,7 +17,7 @@ import numpy as np
 from metasim.envs.vec_env import CameraView
 from metasim.policies.base import PolicyContext, register_policy
 from metasim.policies.skills import DESIGN_DT, ObsView, Phase, grip_yaw, skill_phases, wrap_angle
-from metasim.rotations import rows_times
+from metasim.rotations import RowWeights, rows_times
 
 
 class ScriptedExpert:
@@ -136,7 +136,7 @@ class ScriptedExpert:
         angle, and so the vector, does not depend on the quaternion's norm)."""
         q = np.asarray(v.p["ee_quat"], dtype=np.float64)
         half = 0.5 * yaw
-        parts = rows_times(q, _GOAL_ERR).reshape(-1, 2, 4)
+        parts = rows_times(q, _GOAL_ERR_ROWS).reshape(-1, 2, 4)
         err = parts[:, 0] * np.cos(half)[:, None] + parts[:, 1] * np.sin(half)[:, None]
         w, vec = err[:, 0], err[:, 1:]
         sin_half = np.sqrt(np.add.reduce(vec * vec, axis=1))
@@ -164,6 +164,7 @@ for _col, (_row, _sign) in enumerate(
     [(1, 1), (0, 1), (3, 1), (2, -1), (2, 1), (3, -1), (0, 1), (1, 1)]
 ):
     _GOAL_ERR[_row, _col] = _sign
+_GOAL_ERR_ROWS = RowWeights(_GOAL_ERR)
 
 
 @register_policy("scripted")

@@ -10,12 +10,7 @@ import numpy as np
 from PIL import Image
 
 from metasim.recon.camera import Intrinsics, add_scan_camera, render_views
-
-
-def psnr(a: np.ndarray, b: np.ndarray) -> float:
-    """Peak signal-to-noise ratio (dB) of two uint8 images."""
-    mse = float(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2))
-    return float("inf") if mse == 0 else 10.0 * np.log10(255.0**2 / mse)
+from metasim.reference.images import psnr as psnr  # re-exported (recon.pipeline)
 
 
 def scan_model(scene_file: Path) -> tuple[mujoco.MjModel, np.ndarray]:

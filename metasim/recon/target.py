@@ -21,7 +21,7 @@ MAX_WIDTH = OPENING - GRIP_MARGIN
 # m: lower, a scanned cluster is mostly its hull closed down to the table (its points
 # start 4 mm over it), so its sides are guesses
 MIN_HEIGHT = 0.01
-MAX_HEIGHT = 0.4  # m: the tallest the expert was measured to lift (README, expert's grasp)
+MAX_HEIGHT = 0.4  # m: the tallest the expert was measured to lift (docs/scenes.md, expert's grasp)
 MASS = 0.08  # kg given to every object: a scan cannot weigh (the Panda lifts 3 kg)
 
 

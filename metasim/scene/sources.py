@@ -62,6 +62,10 @@ class TaskSource:
         source's data is not installed)."""
         return {}
 
+    def describe(self, suite: str) -> str:
+        """One sentence on one of its suites (what a run's summary says of it); ''."""
+        return ""
+
     def bench(self, ref: str, num_envs: list[int], steps: int) -> dict[str, Any] | None:
         """`metasim bench physics --scene REF` measured next to the source's own
         reference simulator (its figures, JSON-ready); None: the standard bench."""
@@ -203,6 +207,14 @@ def asset_roots() -> list[Path]:
     for _, source in SOURCES.items():
         out += [p.resolve() for p in source.asset_roots() if p.is_dir()]
     return list(dict.fromkeys(out))
+
+
+def suite_description(name: str) -> str:
+    """The description the first source listing suite `name` gives it ('' if none)."""
+    for _, source in SOURCES.items():
+        if name in source.suites():
+            return source.describe(name)
+    return ""
 
 
 def all_suites() -> dict[str, list[str]]:

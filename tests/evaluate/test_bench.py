@@ -26,3 +26,11 @@ def test_bench_cli_prints_json(capsys):
 def test_bench_cli_rejects_bad_numbers(capsys):
     assert main(["bench", "physics", "--num-envs", "0"]) == 2
     assert "num-envs" in capsys.readouterr().err
+
+
+def test_bench_physics_reports_each_repeats_ratio_and_the_spread() -> None:
+    out = bench_physics(str(SCENES / "lift_cube.yaml"), num_envs=2, steps=5, repeats=3)
+    runs, (lo, hi) = out["ratio_runs"], out["ratio_spread"]
+    assert len(runs) == 3 and lo == min(runs) and hi == max(runs)
+    # each repeat's loop and rollout bound the ratio of the medians (order statistics)
+    assert lo - 0.002 <= out["ratio"] <= hi + 0.002

@@ -67,7 +67,7 @@ def test_bench_peers_runs_envpool_and_metasim(capsys, tmp_path):
         pytest.skip(f"cannot build EnvPool's venv here: {exc}")
     assert python.is_file()
     md = tmp_path / "peers.md"
-    args = ["--num-envs", "2", "--threads", "1", "--steps", "20", "--repeats", "1"]
+    args = ["--num-envs", "2", "--threads", "1", "--steps", "20", "--repeats", "2"]
     assert main(["bench", "peers", *args, "--markdown", str(md)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["versions"]["envpool"] == "1.2.5" and out["substeps"] == 4
@@ -76,7 +76,10 @@ def test_bench_peers_runs_envpool_and_metasim(capsys, tmp_path):
         assert row[key] > 0
     ratio = row["metasim_env_steps_per_s"] / row["envpool_env_steps_per_s"]
     assert row["metasim_vs_envpool"] == pytest.approx(ratio, rel=0.01)
+    runs, (lo, hi) = row["metasim_vs_envpool_runs"], row["metasim_vs_envpool_spread"]
+    assert len(runs) == 2 and (lo, hi) == (min(runs), max(runs))
     text = md.read_text()
+    assert f"{lo:.2f}-{hi:.2f}" in text
     assert "metasim bench peers --num-envs 2 --threads 1" in text and "| 1 |" in text
 
 

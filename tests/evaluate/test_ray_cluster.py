@@ -1,4 +1,4 @@
-"""The README's Ray cluster, as a user types it, with Ray's token authentication.
+"""The Ray cluster of docs/scale_out.md, as a user types it, with Ray's token authentication.
 
 Each test runs its shell steps in a sandbox of its own (`unshare`: a user, network and PID
 namespace): the only network is loopback, so the cluster can use nothing but 127.0.0.1
@@ -40,7 +40,7 @@ HEAD="--port=6379 --num-cpus=1 --include-dashboard=false --temp-dir=$T/h"
 EVAL="python -m metasim.cli eval executor=ray ray_address=127.0.0.1:6379 shard_episodes=3"
 """
 
-# The README's steps after a local Ray run (which leaves ~/.ray/auth_token behind).
+# docs/scale_out.md's steps after a local Ray run (which leaves ~/.ray/auth_token behind).
 README_CLUSTER = """
 python -c "import ray; ray.init(num_cpus=1, include_dashboard=False, _temp_dir='$T/l')
 ray.shutdown()"

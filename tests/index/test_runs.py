@@ -181,3 +181,23 @@ def test_checkpoint_hash_depends_on_content_not_location(tmp_path: Path) -> None
         "path": str(tmp_path / "gone"),
         "sha256": None,
     }
+
+
+@pytest.mark.parametrize(
+    ("manifest", "says"),
+    [
+        ("[]", "expected the JSON object metasim eval writes"),
+        ('{"policy": "noop"}', "expected the JSON object metasim eval writes"),
+        ("[" * 200 + "]" * 200, "nested more than"),
+    ],
+)
+def test_a_manifest_the_loader_refuses_is_listed_as_damaged(
+    tmp_path: Path, capsys, manifest: str, says: str
+) -> None:
+    run = tmp_path / "runs" / "odd"
+    run.mkdir(parents=True)
+    (run / "manifest.json").write_text(manifest)
+    rows, err = listing(capsys, tmp_path / "runs")
+    (row,) = rows
+    assert row["status"].startswith("damaged: manifest.json: cannot be read") and says in err
+    assert "Traceback" not in err

@@ -1,26 +1,31 @@
-"""eval/libero*.yaml list LIBERO's tasks in LIBERO's order, as `libero:` references that
-resolve, and `libero` is the four 10-task suites."""
+"""LIBERO's suites list its tasks in LIBERO's order, as `libero:` references that resolve:
+the five base suites straight from the `libero:` task source (no eval/ file repeats them),
+`libero` (eval/libero.yaml) the four 10-task suites, `libero_pro*` their variants."""
 
 from __future__ import annotations
 
 import pytest
 from omegaconf import OmegaConf
 
-from metasim.evaluate.config import SuiteConfig
+from metasim.evaluate.config import SuiteConfig, compose
 from metasim.libero.importer import paths
 from metasim.libero.importer import scene as libero_scene
 from metasim.paths import EVAL
 
 
 def _suite(name: str) -> SuiteConfig:
-    raw = OmegaConf.to_container(OmegaConf.load(EVAL / f"{name}.yaml"))
-    return SuiteConfig.model_validate(raw)
+    """The suite `suite=NAME` composes: an eval/ file's, else the task source's."""
+    if (EVAL / f"{name}.yaml").is_file():
+        raw = OmegaConf.to_container(OmegaConf.load(EVAL / f"{name}.yaml"))
+        return SuiteConfig.model_validate(raw)
+    return compose([f"suite={name}"]).suite
 
 
 @pytest.mark.parametrize("suite", paths.LIBERO_SUITES)
 def test_suite_lists_libero_tasks_in_order(suite: str) -> None:
+    assert not (EVAL / f"{suite}.yaml").exists()  # one list: the task source's
     cfg = _suite(suite)
-    assert cfg.name == suite
+    assert cfg.name == suite and cfg.description
     refs = [libero_scene.parse_ref(t) for t in cfg.tasks]
     assert refs == [(suite, i) for i in range(len(paths.suite_tasks(suite)))]
 

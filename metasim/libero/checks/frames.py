@@ -5,6 +5,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
+from metasim.reference import images
 from metasim.scene.compile import CompiledScene
 
 CAMERA = "agentview"
@@ -14,8 +15,7 @@ PSNR_CAP = 100.0  # dB reported for identical frames (the MSE is 0)
 
 def psnr(a: np.ndarray, b: np.ndarray) -> float:
     """PSNR in dB of two uint8 images (H, W, 3); PSNR_CAP when they are equal."""
-    mse = float(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2))
-    return PSNR_CAP if mse == 0.0 else min(PSNR_CAP, 10.0 * np.log10(255.0**2 / mse))
+    return images.psnr(a, b, cap=PSNR_CAP)
 
 
 def upright(frame: np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@ its suites are LIBERO's own (`libero_spatial`, `libero_object`, `libero_goal`,
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,34 @@ from metasim.errors import MetasimInputError
 from metasim.paths import cache_dir
 from metasim.scene.schema import Scene
 from metasim.scene.sources import TaskSource, task_source
+
+DESCRIPTIONS = {
+    "libero_spatial": "The same objects in different layouts; place the black bowl on the plate.",
+    "libero_object": "Pick a named grocery item and place it in the basket.",
+    "libero_goal": "One scene, ten different goals (drawers, stove, placements).",
+    "libero_10": "Ten long-horizon tasks in kitchen, living-room and study scenes.",
+    "libero_90": "Ninety short tasks in kitchen, living-room and study scenes.",
+}
+
+
+@functools.cache
+def loadable(suite: str) -> bool:
+    """Whether every task of `suite` has its BDDL file, initial states and a model for each
+    object category it names (files only: nothing is compiled)."""
+    from metasim.libero.importer import paths
+    from metasim.libero.importer.assets import model_xml
+    from metasim.libero.importer.bddl import parse_bddl
+
+    if not paths.resource_complete(suite):
+        return False
+    try:
+        for task in paths.suite_tasks(suite):
+            problem = parse_bddl(paths.bddl_dir(suite) / f"{task}.bddl")
+            for category in problem.objects:
+                model_xml(category)
+    except MetasimInputError:
+        return False
+    return True
 
 
 @task_source("libero:")
@@ -33,14 +62,30 @@ class LiberoSource(TaskSource):
         return load_task(ref).scene
 
     def suites(self) -> dict[str, list[str]]:
-        """Every suite of LIBERO's task map ({} when the `libero` extra is missing)."""
+        """Every suite of LIBERO's task map that the installed packages can load ({} when
+        the `libero` extra is missing). LIBERO-PRO's map names suites whose BDDL files,
+        initial states or object models its wheels do not ship (35 of 82 in 0.1.1); those
+        are left out (`libero:<suite>/<i>` still says which file is missing)."""
         from metasim.libero.importer import paths
 
         try:
             task_map = paths._task_map()
         except MetasimInputError:
             return {}
-        return {s: [f"libero:{s}/{i}" for i in range(len(t))] for s, t in task_map.items()}
+        return {
+            s: [f"libero:{s}/{i}" for i in range(len(t))]
+            for s, t in task_map.items()
+            if loadable(s)
+        }
+
+    def describe(self, suite: str) -> str:
+        """LIBERO's four 10-task suites and LIBERO-90 by what they vary; a LIBERO-PRO
+        variant by its base suite."""
+        for base, text in DESCRIPTIONS.items():
+            if suite == base:
+                return text
+        base = next((b for b in DESCRIPTIONS if suite.startswith(b + "_")), "")
+        return f"A LIBERO-PRO variant of {base} ({suite[len(base) + 1 :]})." if base else ""
 
     def asset_roots(self) -> list[Path]:
         """LIBERO's asset packages, its init states and metasim's imported robots."""

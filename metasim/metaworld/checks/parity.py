@@ -34,6 +34,7 @@ from metasim.metaworld.importer.init_states import VARIATIONS, metasim_name
 from metasim.metaworld.importer.model import unnamed_joint
 from metasim.metaworld.reference.initstates import InitStates, init_states
 from metasim.metaworld.reference.simulator import MetaWorldRef
+from metasim.reference import images
 
 EEF_TARGET_M = 1e-3  # tool centre until the first contact
 OBJECT_TARGET_M = 2e-3  # objects the arm never touched
@@ -77,8 +78,7 @@ def draw_pairs(n: int, seed: int, tasks: list[str]) -> list[tuple[str, int]]:
 
 def psnr(a: np.ndarray, b: np.ndarray) -> float:
     """PSNR (dB) of two uint8 images (H, W, 3); PSNR_CAP when equal."""
-    mse = float(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2))
-    return PSNR_CAP if mse == 0.0 else min(PSNR_CAP, 10.0 * np.log10(255.0**2 / mse))
+    return images.psnr(a, b, cap=PSNR_CAP)
 
 
 @dataclass

@@ -7,7 +7,8 @@ batch's positions (qpos, mocap poses; one host-to-device copy each) into that da
 computes kinematics on the device. Per-env model edits the handler takes reach the rig's
 model as per-world fields (lights, colours, fixture poses), so each world is drawn with
 its own. One `mjw.render` call per view group (the views of distinct cameras, usually
-all of them), then one device-to-host copy of its packed pixels.
+all of them), then its frames resolved on the device (the sub-pixel mean) and one device-to-host
+copy of each.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from mujoco_warp._src.render_util import texture_pixels
 from metasim.sim.base import UnsupportedScene
 from metasim.sim.cameras import View
 from metasim.sim.warp.fields import STATIC_POSE_FIELDS, place_static_geoms, set_world_field
+from metasim.sim.warp.frames import FrameResolver, host
 from metasim.sim.warp.gl_shading import render_module
 from metasim.sim.warp.support import pick_device, put_model
 
@@ -130,6 +132,7 @@ class WarpRig:
         self.shading = "warp" if module is None else "opengl"  # what it renders with
         with wp.ScopedDevice(self.device):
             self._contexts = [self._context(g) for g in self._groups]
+        self._frames = FrameResolver(self.nworld, self.ss, self.device)
 
     def _context(self, targets: list[Target]) -> Any:
         rc = self._make_context(targets)
@@ -196,24 +199,15 @@ class WarpRig:
         return [frames[((v.camera, v.width, v.height), v.depth)] for v in self.views]
 
     def _read(self, targets: list[Target], rc: Any) -> dict[tuple[Target, bool], np.ndarray]:
-        """The group's images from the context's packed buffers (one copy of each)."""
-        b, out = self.nworld, {}
-        rgb_adr, depth_adr = rc.rgb_adr.numpy(), rc.depth_adr.numpy()
-        # packed 0xAARRGGBB little-endian: bytes B, G, R, A
-        packed = (
-            rc.rgb_data.numpy().view(np.uint8).reshape(b, -1, 4) if rgb_adr.max() >= 0 else None
-        )
-        depth = rc.depth_data.numpy() if depth_adr.max() >= 0 else None
-        n = self.ss
+        """The group's frames, resolved on the device (`frames.FrameResolver`: the
+        sub-pixel mean and the RGB unpacking), then one copy of each to the host."""
+        out: dict[tuple[Target, bool], np.ndarray] = {}
+        rgb_adr, depth_adr = host(rc.rgb_adr), host(rc.depth_adr)
         for k, t in enumerate(targets):
-            _, w, h = t
-            if packed is not None and rgb_adr[k] >= 0:
-                px = packed[:, rgb_adr[k] : rgb_adr[k] + w * h * n * n]
-                out[(t, False)] = downsample(px.reshape(b, h * n, w * n, 4), n)
-            if depth is not None and depth_adr[k] >= 0:
-                at = int(depth_adr[k])
-                hi = depth[:, at : at + w * h * n * n].reshape(b, h * n, w * n)
-                out[(t, True)] = hi[:, ::n, ::n].astype(np.float32)  # the first sub-pixel
+            if rgb_adr[k] >= 0:
+                out[(t, False)] = host(self._frames.rgb(rc.rgb_data, rgb_adr[k], t))
+            if depth_adr[k] >= 0:
+                out[(t, True)] = host(self._frames.depth(rc.depth_data, depth_adr[k], t))
         return out
 
     def apply(self, field: str, index: int, values: np.ndarray) -> None:

@@ -179,3 +179,48 @@ def legacy_equality_aref(
         False,
     )
     efc_aref[w, r] = -kbi[0] * kbi[2] * efc_pos[w, r] - kbi[1] * efc_vel[w, r]
+
+
+# The warp rig's frames resolved on the device (metasim.sim.warp.frames).
+
+
+@wp.func
+def _mean_byte(total: int, count: int) -> wp.uint8:
+    """round(total / count), ties to even: `np.rint` of the exact mean."""
+    q = total // count
+    twice = 2 * (total - q * count)
+    if twice > count or (twice == count and q % 2 == 1):
+        q += 1
+    return wp.uint8(q)
+
+
+@wp.kernel
+def resolve_rgb(
+    packed: wp.array2d(dtype=wp.uint32),
+    adr: int,
+    width: int,
+    n: int,
+    out: wp.array4d(dtype=wp.uint8),
+):
+    world, y, x = wp.tid()
+    acc = wp.vec3i(0, 0, 0)  # R, G, B sums
+    row = width * n
+    for dy in range(n):
+        for dx in range(n):
+            p = int(packed[world, adr + (y * n + dy) * row + x * n + dx])
+            acc += wp.vec3i((p >> 16) & 0xFF, (p >> 8) & 0xFF, p & 0xFF)
+    count = n * n
+    for c in range(3):
+        out[world, y, x, c] = _mean_byte(acc[c], count)
+
+
+@wp.kernel
+def resolve_depth(
+    depth: wp.array2d(dtype=wp.float32),
+    adr: int,
+    width: int,
+    n: int,
+    out: wp.array3d(dtype=wp.float32),
+):
+    world, y, x = wp.tid()
+    out[world, y, x] = depth[world, adr + (y * n) * (width * n) + x * n]  # first sub-pixel
