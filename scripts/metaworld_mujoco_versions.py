@@ -31,7 +31,7 @@ from pathlib import Path
 
 from metasim.metaworld.compare import package_table, run_outcomes, suite_tasks
 from metasim.metaworld.reference.simulator import MetaWorldRef, ensure_venv
-from metasim.sim.mujoco.handler import legacy_equality_aref
+from metasim.sim.mujoco.legacy import legacy_equality_aref
 
 SHIM = """# metasim control experiment (scripts/metaworld_mujoco_versions.py), not the package
 import os

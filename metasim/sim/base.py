@@ -343,11 +343,14 @@ class Handler(ABC):
                 self._renderers[key].enable_depth_rendering()
         renderer = self._renderers[key]
         frames = []
-        for i in range(self.num_envs) if env_ids is None else env_ids:
-            m, d = self._render_data(int(i), observed and self.observe_substep is not None)
-            mujoco.mj_camlight(m, d)
-            renderer.update_scene(d, camera=cam.id)
-            frames.append(renderer.render().copy())
+        try:
+            for i in range(self.num_envs) if env_ids is None else env_ids:
+                m, d = self._render_data(int(i), observed and self.observe_substep is not None)
+                mujoco.mj_camlight(m, d)
+                renderer.update_scene(d, camera=cam.id)
+                frames.append(renderer.render().copy())
+        finally:
+            self._rendered()
         out = np.stack(frames)
         return out.astype(np.float32) if depth else out
 
@@ -357,6 +360,9 @@ class Handler(ABC):
     ) -> tuple[mujoco.MjModel, mujoco.MjData]:
         """A native model and data holding env `env`'s state with kinematics computed
         (with `observed`, the poses of the observation instant)."""
+
+    def _rendered(self) -> None:  # noqa: B027  (a hook: most backends need none)
+        """Hook: `render` has taken the frames it asked `_render_data` for."""
 
     @abstractmethod
     def _reset(self, env_ids: np.ndarray, state: SimState) -> None: ...

@@ -68,7 +68,7 @@ class OpenGLRig:
         ]
 
     def apply(self, field: str, index: int, values: np.ndarray) -> None:
-        del field, index, values  # the handler's own per-env models are what it renders
+        del field, index, values  # the handler loads each env's edits before rendering it
 
     def close(self) -> None:
         pass

@@ -1,22 +1,28 @@
 """A memory estimate per env from the compiled model, checked before envs are made.
 
-Each env of the native backend holds at most its own copy of the model (made once a
-field is set per env: a perturbation, a fixture's placement) and its own MjData (made to
-step the envs in lockstep), of which the arena is used about as far as a forward pass
-at the initial state reaches. So per env:
+Each env of the native backend holds its own MjData at most (made to step the envs in
+lockstep), of which the arena is used about as far as a forward pass at the initial
+state reaches, and its rows of the handler's batch buffers. No env holds a model copy:
+per-env model edits (perturbations, a fixture's placement) are loaded into one model per
+physics thread (`metasim.sim.mujoco.env_models`), the scene's own for the first and a
+twin with 1x1 textures for each other, compiled once (its compile peaks at about twice
+its size besides) where edited envs step on several threads (not in lockstep: LIBERO's
+`osc_pose` makes none; counted anyway, as an upper bound). So:
 
-    mj_sizeModel(model) + MjData.nbuffer + the arena one mj_forward used + 1 MiB
+    per env:     MjData.nbuffer + the arena one mj_forward used + 2 MiB
+    per thread:  mj_sizeModel(model) - the texture bytes, for each thread but the first,
+                 and twice that for the twins' compile (none with one thread)
 
-(the MiB: what allocating an MjData touches besides, and the env's own buffers; measured
-here with a model copy and an MjData per env after a forward: lift_cube 1.1 MB estimated,
-0.5 MB grown; Meta-World's reach-v3 19.9 MB, 18.5 MB (17.7 MB/env in a run); LIBERO's
-libero_spatial/0 270 MB, 264 MB). `check_env_memory` refuses a `num_envs` whose
-estimate exceeds the memory this machine has available (MemAvailable in /proc/meminfo,
-read as the envs are asked for; no check where it cannot be read) or
-METASIM_ENV_MEMORY_BYTES where that is set, with an input error (exit 2) that gives the
-estimate. Eval and collect check before the run folder is written, `bench physics`
-before it starts, and every native `MetasimVectorEnv` (`gym.make_vec` included) before
-it allocates.
+(the 2 MiB: what stepping touches in the arena besides, with contacts, and the env's
+rows of the buffers; measured in a fresh process, growth per added env, one thread:
+LIBERO's libero_spatial/0 in lockstep 2.0 MB, estimated 2.8 MB; Meta-World's reach-v3
+0.01 MB, 2.2 MB; with a model copy per env they held 264 MB and 18.5 MB).
+`check_env_memory` refuses a `num_envs` whose estimate exceeds the memory this machine
+has available (MemAvailable in /proc/meminfo, read as the envs are asked for; no check
+where it cannot be read) or METASIM_ENV_MEMORY_BYTES where that is set, with an input
+error (exit 2) that gives the estimate. Eval and collect check before the run folder is
+written, `bench physics` before it starts, and every native `MetasimVectorEnv`
+(`gym.make_vec` included) before it allocates.
 """
 
 from __future__ import annotations
@@ -31,14 +37,30 @@ from metasim.yamlio import LIMITS, limit
 ENV = "METASIM_ENV_MEMORY_BYTES"
 LIMITS[ENV] = 0  # unset: this machine's MemAvailable
 MEMINFO = Path("/proc/meminfo")
-OVERHEAD = 1 << 20  # per env, besides the model and the MjData's own sizes
+OVERHEAD = 2 << 20  # per env, besides the MjData's own sizes
 
 
 def per_env_bytes(model: mujoco.MjModel) -> int:
     """The estimate of one env's memory (see the module doc)."""
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
-    return int(mujoco.mj_sizeModel(model) + data.nbuffer + data.maxuse_arena) + OVERHEAD
+    return int(data.nbuffer + data.maxuse_arena) + OVERHEAD
+
+
+def thread_bytes(model: mujoco.MjModel, num_envs: int, threads: int | None = None) -> int:
+    """The estimate of the physics threads' models besides the scene's: a twin without
+    textures per thread but the first, and its compile (see the module doc). `threads`:
+    the handler's (None: its default, every core)."""
+    from metasim.sim.mujoco.handler import default_threads
+
+    n = max(1, min(threads or default_threads(), num_envs))
+    twin = mujoco.mj_sizeModel(model) - model.tex_data.nbytes
+    return 0 if n == 1 else int((n - 1 + 2) * twin)
+
+
+def env_memory_bytes(model: mujoco.MjModel, num_envs: int, threads: int | None = None) -> int:
+    """The estimate for `num_envs` envs of `model`: theirs and their threads' models."""
+    return per_env_bytes(model) * num_envs + thread_bytes(model, num_envs, threads)
 
 
 def mem_available(meminfo: Path = MEMINFO) -> int | None:
@@ -57,12 +79,14 @@ def _gib(n: float) -> str:
     return f"{n / 2**30:.1f} GiB"
 
 
-def check_env_memory(model: mujoco.MjModel, num_envs: int, where: str, scene: str = "") -> int:
-    """The estimate for `num_envs` envs of `model` in bytes; over the memory available
-    (or METASIM_ENV_MEMORY_BYTES) it is an input error naming `where` (the argument that
-    set `num_envs`) with the estimate."""
-    per = per_env_bytes(model)
-    total = per * num_envs
+def check_env_memory(
+    model: mujoco.MjModel, num_envs: int, where: str, scene: str = "", threads: int | None = None
+) -> int:
+    """The estimate for `num_envs` envs of `model` in bytes (`env_memory_bytes`); over the
+    memory available (or METASIM_ENV_MEMORY_BYTES) it is an input error naming `where`
+    (the argument that set `num_envs`) with the estimate."""
+    per, workers = per_env_bytes(model), thread_bytes(model, num_envs, threads)
+    total = per * num_envs + workers
     cap = limit(ENV)
     source = ENV
     if cap == 0:  # not set
@@ -77,7 +101,8 @@ def check_env_memory(model: mujoco.MjModel, num_envs: int, where: str, scene: st
         where,
         [
             f"{num_envs} envs{of} need about {_gib(total)} ({per / 2**20:.1f} MiB each, "
-            f"estimated from the compiled model), over the {_gib(cap)} of {source}"
+            f"estimated from the compiled model, and {workers / 2**20:.0f} MiB for the physics "
+            f"threads' models), over the {_gib(cap)} of {source}"
         ],
-        f"Ask for at most {max(cap // per, 0)} envs, or set {ENV}=<bytes> if they fit",
+        f"Ask for at most {max((cap - workers) // per, 0)} envs, or set {ENV}=<bytes> if they fit",
     )

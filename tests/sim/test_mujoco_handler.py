@@ -73,8 +73,12 @@ def test_per_env_model_edit(lift_scene):
     h, s = _start(lift_scene, 2, seeds=[5, 5])
     cube = lift_scene.index.object_body[0]
     h.apply(ModelEdit("body_mass", int(cube), np.array([0.08, 50.0])))
-    assert h._models[0].body_mass[cube] == pytest.approx(0.08)
-    assert h._models[1].body_mass[cube] == pytest.approx(50.0)
+    np.testing.assert_array_equal(h.model_values("body_mass", int(cube)), [0.08, 50.0])
+    mass = h.model.body_mass[cube]
+    for _ in range(2):
+        h.step(s.ctrl)
+    h.render("front")
+    assert h.model.body_mass[cube] == mass  # the scene's model itself is left as compiled
     with pytest.raises(ValueError):
         h.apply(ModelEdit("body_mass", int(cube), np.array([1.0])))
 
@@ -100,6 +104,40 @@ def test_per_env_gravity(lift_scene):
     z = h.get_state().qpos[:, cube + 2]
     assert z[0] < lifted.qpos[0, cube + 2] - 0.04  # fell
     assert abs(z[1] - lifted.qpos[1, cube + 2]) < 1e-6  # floats
+
+
+def test_per_env_edits_step_as_a_model_copy_per_env(lift_scene):
+    """Envs with their own masses, table height and gravity on two threads (one on the
+    scene's model, one on a twin, each env's rows loaded before it runs) step bitwise as
+    one env on its own model copy holding those values; the scene's model is untouched."""
+    import copy
+    import dataclasses
+
+    n, cube = 4, int(lift_scene.index.object_body[0])
+    mass = np.array([0.05, 0.2, 1.0, 3.0])
+    table = np.array([[0.0, 0.0, -0.01 * k] for k in range(n)])
+    gravity = np.array([[0.0, 0.0, -9.81], [0.0, 0.5, -9.81], [0.0, 0.0, -5.0], [0.2, 0, -9]])
+    before = lift_scene.model.body_pos.copy()
+    h, s = _start(lift_scene, n, seeds=[3] * n, nthread=2)
+    h.apply(ModelEdit("body_mass", cube, mass))
+    h.apply(ModelEdit("body_pos", 1, lift_scene.model.body_pos[1] + table))
+    h.apply(ModelEdit("gravity", 0, gravity))
+    h.set_state(s)
+    ctrl = _ctrl_sequence(lift_scene, s, 12)
+    for c in ctrl:
+        h.step(c)
+    for i in range(n):
+        model = copy.copy(lift_scene.model)
+        model.body_mass[cube] = mass[i]
+        model.body_pos[1] = lift_scene.model.body_pos[1] + table[i]
+        model.opt.gravity[:] = gravity[i]
+        own, _ = _start(dataclasses.replace(lift_scene, model=model), 1, seeds=[3], nthread=1)
+        own.set_state(s.take([i]))
+        for c in ctrl:
+            own.step(c[i : i + 1])
+        np.testing.assert_array_equal(h.get_state().qpos[i], own.get_state().qpos[0])
+        np.testing.assert_array_equal(h.kinematics().body_pos[i], own.kinematics().body_pos[0])
+    np.testing.assert_array_equal(h.model.body_pos, before)
 
 
 def _plain_steps(compiled, state, env, ctrls, observe):

@@ -12,7 +12,6 @@ the same as stepping each env continuously.
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +21,8 @@ import numpy as np
 
 from metasim.scene.compile import CompiledScene
 from metasim.sim.base import Handler, Kinematics, SimState, Substep, geom_contacts
+from metasim.sim.mujoco.env_models import EnvModels
+from metasim.sim.mujoco.legacy import legacy_aref_needed, legacy_equality_aref
 
 SPEC = mujoco.mjtState.mjSTATE_INTEGRATION
 # SimState field -> mjtState component it is stored in (in the flat state's order).
@@ -40,29 +41,6 @@ _FIELDS = {
 def _views(d: mujoco.MjData) -> tuple[np.ndarray, ...]:
     """The arrays of `d` copied into the batch buffers, in their order (made once)."""
     return (d.qpos, d.qvel, d.xpos, d.xquat, d.site_xpos, d.site_xmat)
-
-
-def legacy_equality_aref(m: mujoco.MjModel, d: mujoco.MjData) -> None:
-    """Between mj_step1 and mj_step2: the equality rows' reference acceleration as MuJoCo
-    < 3.7 computed it, aref = -B*vel - K*I*(pos - margin), without the J̇v term 3.7.0 added
-    for connect and weld rows (`mj_Jdotv`; `physics.equality_jdotv: false`). Equality
-    rows come first among the constraint rows; for the other equality kinds both are the
-    same. On the package's reach-v3 XML this makes MuJoCo 4.0 step as 3.3.0 to 1e-15 m."""
-    ne = d.ne
-    if ne:
-        k = d.efc_KBIP[:ne]
-        d.efc_aref[:ne] = -k[:, 1] * d.efc_vel[:ne] - k[:, 0] * k[:, 2] * (
-            d.efc_pos[:ne] - d.efc_margin[:ne]
-        )
-
-
-def legacy_aref_needed(compiled: CompiledScene) -> bool:
-    """Whether the scene asks for `legacy_equality_aref` (`physics.equality_jdotv: false`)
-    and its model has a constraint whose rows MuJoCo >= 3.7 gives a J̇v term (connect,
-    weld)."""
-    jdotv_kinds = {int(mujoco.mjtEq.mjEQ_CONNECT), int(mujoco.mjtEq.mjEQ_WELD)}
-    has = bool(jdotv_kinds & set(compiled.model.eq_type.tolist()))
-    return has and not compiled.scene.physics.equality_jdotv
 
 
 def default_threads() -> int:
@@ -84,7 +62,8 @@ def state_layout(model: mujoco.MjModel) -> dict[str, slice]:
 
 
 class BackendHandler(Handler):
-    """`num_envs` flat states over one MjModel (or one model copy per env once perturbed)."""
+    """`num_envs` flat states over one MjModel; per-env model edits are loaded into one
+    worker model per thread (`metasim.sim.mujoco.env_models`), never a copy per env."""
 
     supports_substep = True
     supports_observe_substep = True
@@ -92,8 +71,8 @@ class BackendHandler(Handler):
     def __init__(self, compiled: CompiledScene, num_envs: int, nthread: int | None = None) -> None:
         super().__init__(compiled, num_envs)
         m = self.model
-        self._models = [m] * num_envs
         self.nthread = max(1, min(nthread or default_threads(), num_envs))
+        self._env_models = EnvModels(m, compiled.spec, num_envs, self.nthread)
         self._scratch = [mujoco.MjData(m) for _ in range(self.nthread)]
         self._pool = ThreadPoolExecutor(self.nthread) if self.nthread > 1 else None
         self._layout = state_layout(m)
@@ -157,10 +136,10 @@ class BackendHandler(Handler):
         """Kinematics of env i (loaded in thread `tid`'s scratch data), copied into the
         batch buffers (through views of the scratch data made once: building them is
         most of the cost of a copy this small)."""
-        self._refresh_from(i, self._scratch[tid], self._scratch_views[tid])
+        m = self._env_models.model_for(i, tid)
+        self._refresh_from(i, m, self._scratch[tid], self._scratch_views[tid])
 
-    def _refresh_from(self, i: int, d: mujoco.MjData, views: tuple[np.ndarray, ...]) -> None:
-        m = self._models[i]
+    def _refresh_from(self, i: int, m: mujoco.MjModel, d: mujoco.MjData, views: tuple) -> None:
         mujoco.mj_kinematics(m, d)
         mujoco.mj_comPos(m, d)
         for dst, src in zip(self._batch_buffers, views, strict=True):
@@ -222,7 +201,7 @@ class BackendHandler(Handler):
         d = self._scratch[tid]
         ctrl = self._layout["ctrl"]
         for i in envs:
-            m = self._models[i]
+            m = self._env_models.model_for(i, tid)
             row = self._state[i]
             row[ctrl] = self._ctrl[i]
             mujoco.mj_setState(m, d, row, SPEC)
@@ -236,9 +215,10 @@ class BackendHandler(Handler):
     def _load(self, envs: Iterator[int], tid: int) -> None:
         d = self._scratch[tid]
         for i in envs:
-            mujoco.mj_setState(self._models[i], d, self._state[i], SPEC)
+            m = self._env_models.model_for(i, tid)
+            mujoco.mj_setState(m, d, self._state[i], SPEC)
             if self.track_contacts:
-                mujoco.mj_forward(self._models[i], d)
+                mujoco.mj_forward(m, d)
                 self._contacts[i] = geom_contacts(d)
             self._refresh(i, tid)
             for dst, src in zip(self._step_poses, self._batch_buffers[2:], strict=True):
@@ -250,12 +230,17 @@ class BackendHandler(Handler):
 
     def _run(self, fn: Callable[[Iterator[int], int], None], env_ids: Sequence[int]) -> None:
         envs = iter(env_ids)
-        if self._pool is None:
-            fn(envs, 0)
-            return
-        futures = [self._pool.submit(fn, envs, t) for t in range(self.nthread)]
-        for f in futures:
-            f.result()
+        try:
+            if self._pool is not None:
+                self._env_models.ready()
+            if self._pool is None:
+                fn(envs, 0)
+                return
+            futures = [self._pool.submit(fn, envs, t) for t in range(self.nthread)]
+            for f in futures:
+                f.result()
+        finally:  # the scene's model as compiled again (thread 0 loaded envs' edits in it)
+            self._env_models.restore()
 
     def _step(self, ctrl: np.ndarray) -> None:
         self._ctrl[:] = ctrl
@@ -265,7 +250,10 @@ class BackendHandler(Handler):
         batch = getattr(substep, "batch", None)
         if batch is not None and self.num_envs > 1:
             self._ctrl[:] = ctrl
-            self._lockstep(batch)
+            try:
+                self._lockstep(batch)
+            finally:
+                self._env_models.restore()
             return
         self._substep = substep
         try:
@@ -275,41 +263,41 @@ class BackendHandler(Handler):
 
     def _lockstep(self, batch: Callable[..., None]) -> None:
         """One control step of all envs together, substep by substep, each env in its own
-        MjData (made on first use): mj_step1 of every env, the controller's `batch` for
-        all of them at once, mj_step2 of every env. The same operations per env as
-        stepping envs one at a time; the controller's math runs once per substep instead
-        of once per env and substep (it holds the GIL: threads would only take turns)."""
+        MjData (made on first use): mj_step1 of every env, the controller's `batch` for all
+        at once, mj_step2 of every env: the same operations per env as stepping envs one at
+        a time, the controller's math once per substep (it holds the GIL anyway)."""
         if self._env_data is None:
             self._env_data = [mujoco.MjData(self.model) for _ in range(self.num_envs)]
             self._env_views = [_views(d) for d in self._env_data]
-        datas, models = self._env_data, self._models
+        datas, model_for, base = self._env_data, self._env_models.model_for, self.model
         ctrl = self._layout["ctrl"]
-        for i, d in enumerate(datas):
-            row = self._state[i]
-            row[ctrl] = self._ctrl[i]
-            mujoco.mj_setState(models[i], d, row, SPEC)
-        pairs = list(zip(models, datas, strict=True))
-        obs = self.observe_substep
+        for i, d in enumerate(datas):  # (mj_setState, mj_getState: only the model's sizes)
+            self._state[i, ctrl] = self._ctrl[i]
+            mujoco.mj_setState(base, d, self._state[i], SPEC)
+        # The controller reads only the model's tree (mj_jacSite, mj_fullM), which no
+        # per-env edit changes: one model for all (with the last env's edits loaded).
+        models, obs = [model_for(0)] * len(datas), self.observe_substep
         for k in range(self.substeps):
             if k + 1 == obs:  # the state the observed substep starts from
-                for i, (m, d) in enumerate(pairs):
-                    mujoco.mj_getState(m, d, self._obs_rows[i], SPEC)
-            for m, d in pairs:
+                for i, d in enumerate(datas):
+                    mujoco.mj_getState(base, d, self._obs_rows[i], SPEC)
+            for i, d in enumerate(datas):
+                m = model_for(i)
                 mujoco.mj_step1(m, d)
                 if self._legacy_aref:
                     legacy_equality_aref(m, d)
             batch(k, models, datas)
-            for m, d in pairs:
-                mujoco.mj_step2(m, d)
+            for i, d in enumerate(datas):
+                mujoco.mj_step2(model_for(i), d)
             if k + 1 == obs:
                 for i in range(len(datas)):
                     self._keep_observed(i, self._env_views[i])
         for i, d in enumerate(datas):
-            mujoco.mj_getState(models[i], d, self._state[i], SPEC)
+            mujoco.mj_getState(base, d, self._state[i], SPEC)
             if self.track_contacts:  # those of the last substep's collision pass
                 self._contacts[i] = geom_contacts(d)
             self._keep_step_poses(i, self._env_views[i])
-            self._refresh_from(i, d, self._env_views[i])
+            self._refresh_from(i, model_for(i), d, self._env_views[i])
 
     def _mocap_columns(self, field: str, ids: np.ndarray, width: int) -> np.ndarray:
         """Columns (k * width,) of the flat state rows that hold `field` of mocap `ids`."""
@@ -337,7 +325,14 @@ class BackendHandler(Handler):
             rows[:, cols] = np.asarray(getattr(state, name)).reshape(len(env_ids), -1)
         self._state[env_ids] = rows
         self._ctrl[env_ids] = state.ctrl
-        self._run(self._load, [int(i) for i in env_ids])
+        ids = [int(i) for i in env_ids]
+        if not self._env_models.edited:
+            self._run(self._load, ids)
+            return
+        try:  # on thread 0 alone: loading states needs no twin model (made only to step)
+            self._load(iter(ids), 0)
+        finally:
+            self._env_models.restore()
 
     def _get_state(self) -> SimState:
         s, lay, b, m = self._state, self._layout, self.num_envs, self.model
@@ -364,30 +359,32 @@ class BackendHandler(Handler):
     def site_jacobian(self, site: int) -> np.ndarray:
         if site in self._jac:
             return self._jac[site]
-        out = np.zeros((self.num_envs, 6, self.model.nv))
-        d = self._scratch[0]
-        for i, m in enumerate(self._models):
+        out, d = np.zeros((self.num_envs, 6, self.model.nv)), self._scratch[0]
+        for i in range(self.num_envs):
+            m = self._env_models.model_for(i)
             mujoco.mj_setState(m, d, self._state[i], SPEC)
             mujoco.mj_kinematics(m, d)
             mujoco.mj_comPos(m, d)
             mujoco.mj_jacSite(m, d, out[i, :3], out[i, 3:], site)
+        self._env_models.restore()
         return out
 
     def _apply(self, field: str, index: int, values: np.ndarray) -> None:
-        if any(m is self.model for m in self._models):
-            self._models = [copy.copy(self.model) for _ in range(self.num_envs)]
-        for m, v in zip(self._models, values, strict=True):
-            if field == "gravity":
-                m.opt.gravity[:] = v
-            else:
-                getattr(m, field)[index] = v
+        self._env_models.set(field, index, values)
+
+    def model_values(self, field: str, index: int) -> np.ndarray | None:
+        """(B, ...) each env's values of a model row edited per env (None: not edited)."""
+        return self._env_models.values(field, 0 if field == "gravity" else index)
+
+    def _rendered(self) -> None:  # (each env's frame drew on the scene's model, its edits in)
+        self._env_models.restore()
 
     # ------------------------------------------------------------ rendering
 
     def _render_data(
         self, env: int, observed: bool = False
     ) -> tuple[mujoco.MjModel, mujoco.MjData]:
-        m, d = self._models[env], self._scratch[0]
+        m, d = self._env_models.model_for(env), self._scratch[0]
         rows = self._obs_rows if observed and self._obs_buffers else self._state
         mujoco.mj_setState(m, d, rows[env], SPEC)
         mujoco.mj_kinematics(m, d)
