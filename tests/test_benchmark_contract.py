@@ -194,10 +194,10 @@ def test_the_reference_worker_starts(bench: str) -> None:
         pytest.skip(f"benchmark {bench!r} has no reference simulator")
     if not entry.suites():
         pytest.skip(f"benchmark {bench!r}: its extra is not installed")
-    why = entry.reference_ready() if entry.reference_ready else None
+    why = entry.reference_ready()
     if why:
         pytest.skip(why)
-    answer = entry.reference()
+    answer = entry.probe_reference()
     assert answer and all(v not in (None, "") for v in answer.values())
 
 

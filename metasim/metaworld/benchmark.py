@@ -8,18 +8,6 @@ from typing import Any
 from metasim.reference.benchmark import Benchmark, register_benchmark
 
 
-def reference_ready() -> str | None:
-    """None when the reference venv (metaworld 3.1.1, MuJoCo 3.3.0) is there or was just
-    built; else why it cannot be built here."""
-    from metasim.metaworld.reference.simulator import ensure_venv
-
-    try:
-        ensure_venv()
-    except Exception as exc:  # the build's own error, whatever the installer raised
-        return f"the Meta-World reference venv cannot be built here: {exc}"
-    return None
-
-
 def probe_reference() -> dict[str, Any]:
     """Start the reference worker, ask it for its versions, close it."""
     from metasim.metaworld.reference.simulator import MetaWorldRef
@@ -40,7 +28,7 @@ METAWORLD = register_benchmark(
             "modeldiff": ("metaworld", "modeldiff"),
             "xcheck": ("metaworld-compare",),
         },
-        reference=probe_reference,
-        reference_ready=reference_ready,
+        reference="metasim.metaworld.benchmark:probe_reference",
+        venv="metasim.metaworld.reference.simulator:ensure_venv",
     )
 )

@@ -12,15 +12,17 @@ written again per benchmark:
 - `backends`: the backends docs/support_matrix.md claims for its tasks;
 - `checks`: each reference check (parity, modeldiff, xcheck) as the argv of the plug-in's
   own verb that runs it;
-- `reference`: a function that starts its reference simulator's worker, asks it one
-  question and closes it, returning what it answered (its versions), or None when the
-  benchmark has no reference simulator; `reference_ready` whether that can run here
-  (the reference venv exists or can be built) with the reason when not.
+- `reference`: "module:function" that starts its reference simulator's worker, asks it
+  one question and closes it, returning what it answered (its versions); None when the
+  benchmark has no reference simulator. `venv`: "module:function" that returns the
+  reference venv's python, building the venv first if needed. Named by string, so a
+  plug-in's import stays light (nothing imported until a check asks).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,14 +42,36 @@ class Benchmark:
     presets: tuple[str, ...] = ()
     backends: tuple[str, ...] = ("mujoco",)
     checks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    reference: Callable[[], dict[str, Any]] | None = None
-    reference_ready: Callable[[], str | None] | None = None
+    reference: str | None = None
+    venv: str | None = None
+
+    def reference_ready(self) -> str | None:
+        """None when the reference venv is there or was just built; else why it cannot
+        be built here (the build's own error)."""
+        if self.venv is None:
+            return None
+        try:
+            _call(self.venv)
+        except Exception as exc:  # whatever the installer raised: the reason to show
+            return f"the {self.name} reference venv cannot be built here: {exc}"
+        return None
+
+    def probe_reference(self) -> dict[str, Any]:
+        """Start the reference worker, ask it one question, close it: its answer."""
+        if self.reference is None:
+            raise ValueError(f"benchmark {self.name!r} has no reference simulator")
+        return dict(_call(self.reference))
 
     def suites(self) -> dict[str, list[str]]:
         """Its suites, from its task source ({} when the benchmark's extra is missing)."""
         from metasim.scene.sources import SOURCES
 
         return SOURCES[self.source].suites()
+
+
+def _call(target: str) -> Any:
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)()
 
 
 BENCHMARKS: Registry[Benchmark] = Registry("benchmark")
