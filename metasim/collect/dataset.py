@@ -11,7 +11,9 @@ DIR/run.lock                     one writer at a time (metasim.evaluate.store.Ru
 
 Frames: `observation.images.<camera>` uint8 (H, W, 3) ('/' in a camera's name as '_'),
 `observation.state` float32 (n_arm + 1,) = [joint_pos, gripper (1 = open)], `action`
-float32 (D,) in the declared convention, `task` = the scene's instruction.
+float32 (D,) in the declared convention, `task` = the scene's instruction; or, with
+`record=PRESET`, the preset's own keys, images, state and task text
+(metasim.collect.recording).
 
 Episodes are committed per (task, cell) batch, and one rename is the commit point:
 
@@ -48,8 +50,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from metasim.errors import MetasimInputError, one_line
 from metasim.evaluate.resume import differing
 from metasim.evaluate.run_files import read_records
@@ -74,21 +74,21 @@ def image_key(camera: str) -> str:
 
 
 def features(
-    cameras: dict[str, tuple[int, int]], state_names: list[str], action_names: list[str]
+    images: dict[str, tuple[int, int, int]],
+    state: dict[str, list[str]],
+    action_names: list[str],
 ) -> dict[str, dict[str, Any]]:
-    """LeRobot feature spec: an image per camera name -> (width, height), state, action."""
+    """LeRobot feature spec: images (feature key -> (H, W, 3)), state vectors (feature key
+    -> column names), the action's column names."""
     out: dict[str, dict[str, Any]] = {}
-    for cam, (w, h) in cameras.items():
-        out[image_key(cam)] = {
+    for key, shape in images.items():
+        out[key] = {
             "dtype": "image",
-            "shape": [h, w, 3],
+            "shape": list(shape),
             "names": ["height", "width", "channels"],
         }
-    out["observation.state"] = {
-        "dtype": "float32",
-        "shape": [len(state_names)],
-        "names": state_names,
-    }
+    for key, names in state.items():
+        out[key] = {"dtype": "float32", "shape": [len(names)], "names": names}
     out["action"] = {"dtype": "float32", "shape": [len(action_names)], "names": action_names}
     return out
 
@@ -375,15 +375,3 @@ def _load_dataset(root: Path, repo_id: str, episodes: int, frames: Any) -> None:
             f"LeRobot loads {got[0]} episodes and {got[1]} frames, expected {episodes} and "
             f"{frames}",
         )
-
-
-def frame_of(batch: dict[str, Any], j: int, action: np.ndarray, instruction: str) -> dict[str, Any]:
-    """Row `j` of an observation batch (arrays (B, ...)) as one LeRobot frame, with the
-    action (D,) the policy took from it."""
-    frame: dict[str, Any] = {
-        k: np.ascontiguousarray(v[j]) for k, v in batch.items() if k.startswith("observation.")
-    }
-    frame["observation.state"] = frame["observation.state"].astype(np.float32)
-    frame["action"] = np.asarray(action, dtype=np.float32)
-    frame["task"] = instruction
-    return frame

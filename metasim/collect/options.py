@@ -8,6 +8,12 @@ collect's own `key=value` options, parsed with the same override grammar:
   image_size=96      width = height of every recorded camera image, in pixels
   cameras=[front]    the scene cameras to record (default: every camera of the first task)
   repo_id=NAME       the dataset's repo_id (default metasim/<suite>)
+  record=PRESET      record what policy preset PRESET (policies/PRESET.yaml) hands a
+                     checkpoint: its keys, images, state and task text (e.g.
+                     record=lerobot_metaworld: LeRobot's Meta-World format); cameras
+                     come from the preset, and image_size=N, if given, shrinks the
+                     preset's unresized frames to N x N as a checkpoint that resizes them
+                     itself does (PIL's antialiased bilinear = torchvision's Resize)
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ class CollectOptions(BaseModel):
     image_size: Annotated[int, Field(ge=8, le=1024)] = 96
     cameras: Annotated[list[str], Field(min_length=1)] | None = None
     repo_id: str | None = None
+    record: Annotated[str, Field(pattern=r"^[\w-]+$")] | None = None
 
 
 OWN_KEYS = tuple(CollectOptions.model_fields)

@@ -23,8 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from metasim.collect.dataset import DatasetWriter, features, frame_of, image_key
+from metasim.collect import recording
+from metasim.collect.dataset import DatasetWriter, features
 from metasim.collect.options import CollectOptions
+from metasim.collect.recording import Recording, frame_of
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
 from metasim.evaluate.config import EvalConfig
@@ -32,12 +34,9 @@ from metasim.evaluate.plan import Plan, PlanItem
 from metasim.evaluate.records import EpisodeRecord
 from metasim.evaluate.rollout import check_fit, run_task
 from metasim.evaluate.runner import versions
-from metasim.policies.observation import ObservationSpec
 from metasim.scene.compile import CompiledScene
 from metasim.scene.schema import Scene
 from metasim.sim.memory import check_env_memory
-
-STATE = "joint_pos (rad) + gripper opening in [0, 1], 1 = open"
 
 
 @dataclass
@@ -46,30 +45,20 @@ class CollectResult:
     per_task: dict[str, dict[str, int]]  # task -> {"run", "successes", "kept"}
 
 
-def record_spec(cameras: list[str], size: int) -> ObservationSpec:
-    """What is recorded of each step: every camera at size x size, the robot state."""
-    images = {
-        image_key(c): {"camera": c, "size": (size, size), "resize": "resize"} for c in cameras
-    }
-    return ObservationSpec.model_validate(
-        {"images": images, "state": {"observation.state": ["joint_pos", "gripper"]}, "prompt": None}
-    )
-
-
 def dataset_spec(
-    cfg: EvalConfig, opts: CollectOptions, compiled: CompiledScene, cameras: list[str]
+    cfg: EvalConfig, opts: CollectOptions, compiled: CompiledScene, rec: Recording
 ) -> dict[str, Any]:
     """What the dataset holds and how it was collected (a resume must match it)."""
     n_arm = len(compiled.index.arm_qpos)
     conv = cfg.rollout.actions
-    state = [f"joint_{i}" for i in range(n_arm)] + ["gripper"]
-    size = opts.image_size
-    return {
-        "features": features({c: (size, size) for c in cameras}, state, conv.names(n_arm)),
+    spec = {
+        "features": features(
+            rec.image_shapes(compiled), rec.state_names(compiled), conv.names(n_arm)
+        ),
         "fps": round(1.0 / compiled.control_dt),
         "action_convention": conv.model_dump(),
         "action": conv.describe(n_arm),
-        "state": STATE,
+        "state": rec.describe_state(),
         "suite": cfg.suite.model_dump(),
         "policy": cfg.policy.model_dump(),
         "seed": cfg.seed,
@@ -77,14 +66,17 @@ def dataset_spec(
         "keep": opts.keep,
         "backend": cfg.backend,
     }
+    if rec.preset is not None:
+        spec["record"] = rec.preset
+    return spec
 
 
 class Recorder:
     """The loop's observer: the frames of every running episode, from the obs batch."""
 
-    def __init__(self, spec: ObservationSpec, compiled: CompiledScene) -> None:
-        self.spec, self.compiled = spec, compiled
-        self.instruction = compiled.scene.task.instruction
+    def __init__(self, rec: Recording, compiled: CompiledScene) -> None:
+        self.spec, self.compiled = rec.spec, compiled
+        self.instruction = rec.instruction(compiled)
         self.frames: dict[int, list[dict[str, Any]]] = {}
 
     def add_views(self, env: MetasimVectorEnv) -> None:
@@ -106,6 +98,10 @@ def _cameras(asked: list[str] | None, scene: Scene, compiled: CompiledScene) -> 
     """The cameras to record (default: every camera of the scene), checked against it."""
     names = [compiled.model.camera(i).name for i in range(compiled.model.ncam)]
     cameras = asked or names
+    if not cameras:
+        raise MetasimInputError(
+            "command line", [f"cameras: the scene {scene.name!r} has no camera to record"]
+        )
     missing = [c for c in cameras if c not in names]
     if missing:
         raise MetasimInputError(
@@ -114,6 +110,20 @@ def _cameras(asked: list[str] | None, scene: Scene, compiled: CompiledScene) -> 
             f"Its cameras: {', '.join(names)}",
         )
     return cameras
+
+
+def _recording(
+    cfg: EvalConfig, opts: CollectOptions, scene: Scene, compiled: CompiledScene
+) -> Recording:
+    """metasim's own format over the asked cameras, or the preset's (`record=`)."""
+    if opts.record is None:
+        return recording.own(_cameras(opts.cameras, scene, compiled), opts.image_size)
+    if opts.cameras is not None:
+        raise MetasimInputError(
+            "command line", [f"cameras: record={opts.record} records the preset's own cameras"]
+        )
+    size = opts.image_size if "image_size" in opts.model_fields_set else None
+    return recording.of_preset(opts.record, cfg.rollout.actions, size)
 
 
 Progress = Callable[[str, int, int], None]  # (task, episodes done, kept in dataset)
@@ -131,9 +141,9 @@ def collect(
     the episodes per task; `advance(task, 1, kept)` as each episode is written."""
     plan = Plan.of(cfg)  # every task and cell is checked before any runs
     compiled = [task.compile(scene) for task, scene in plan.tasks]
-    cameras = _cameras(opts.cameras, plan.tasks[0][1], compiled[0])
+    rec = _recording(cfg, opts, plan.tasks[0][1], compiled[0])
     for (task, scene), comp in zip(plan.tasks, compiled, strict=True):
-        _cameras(cameras, scene, comp)
+        _cameras(rec.cameras, scene, comp)
         hz = round(1.0 / comp.control_dt)
         if hz != round(1.0 / compiled[0].control_dt):
             raise MetasimInputError(
@@ -146,7 +156,7 @@ def collect(
         if cfg.backend == "mujoco":  # and its envs fit in memory
             n = min(cfg.num_envs, cfg.episodes)
             check_env_memory(comp.model, n, f"num_envs={cfg.num_envs}", str(task.ref))
-    spec = dataset_spec(cfg, opts, compiled[0], cameras)
+    spec = dataset_spec(cfg, opts, compiled[0], rec)
     writer = DatasetWriter(Path(str(cfg.out)), opts.repo_id or f"metasim/{cfg.suite.name}", spec)
     try:
         provenance = writer.root / "meta" / "metasim_versions.json"  # of the last run
@@ -155,11 +165,10 @@ def collect(
         if start is not None:
             held = {name: sum(t == name for t, _, _ in done) for name in plan.names}
             start(held, cfg.episodes * len(plan.cells))
-        obs_spec = record_spec(cameras, opts.image_size)
         for item in plan.items():
             todo = [k for k in item.episodes if (item.name, item.cell.id, k) not in done]
             if todo:
-                _Batch(cfg, opts, writer, obs_spec, advance).run(item, todo)
+                _Batch(cfg, opts, writer, rec, advance).run(item, todo)
         writer.verify()  # what this run leaves loads, as what it resumed from did
         return CollectResult(writer.root, tally(writer.records(), plan.names))
     except BaseException:
@@ -176,12 +185,12 @@ class _Batch:
     cfg: EvalConfig
     opts: CollectOptions
     writer: DatasetWriter
-    obs_spec: ObservationSpec
+    rec: Recording
     advance: Progress | None
 
     def run(self, item: PlanItem, todo: list[int]) -> None:
         compiled = item.compile()
-        recorder = Recorder(self.obs_spec, compiled)
+        recorder = Recorder(self.rec, compiled)
         finished: dict[int, EpisodeRecord] = {}
         order = iter(todo)
         nxt = next(order, None)

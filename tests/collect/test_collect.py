@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from metasim.cli.main import main
-from metasim.collect.dataset import COLLECT_FILE, PENDING, DatasetWriter, frame_of
+from metasim.collect.dataset import COLLECT_FILE, PENDING, DatasetWriter
+from metasim.collect.recording import frame_of
 from metasim.envs.vec_env import episode_seed
 from metasim.paths import SCENES
 from tests.collect.collect_helpers import REPO, SIZE, collect, columns, lines, load

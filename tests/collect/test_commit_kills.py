@@ -31,7 +31,14 @@ from metasim.collect.dataset import LOCK, OURS, DatasetWriter, features
 from tests.collect.collect_helpers import load
 from tests.collect.commit_faults import KILLED, kill_at
 
-SPEC = {"features": features({"front": (8, 6)}, ["q", "gripper"], ["x", "gripper"]), "fps": 20}
+SPEC = {
+    "features": features(
+        {"observation.images.front": (6, 8, 3)},
+        {"observation.state": ["q", "gripper"]},
+        ["x", "gripper"],
+    ),
+    "fps": 20,
+}
 REPO = "metasim/kills"
 FIRST = {0: True, 1: False, 2: True}  # episode -> kept: the batch that creates the dataset
 NEXT = {3: True, 4: True}  # the batch that continues it
