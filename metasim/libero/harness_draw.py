@@ -41,8 +41,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from metasim.errors import MetasimInputError
 from metasim.libero.importer.assets import WORKSPACES
 from metasim.libero.importer.bddl import BddlProblem
+from metasim.scene.schema import Scene
 
 # Rotation draws of an object class's `rotation` where it is not one range (LIBERO's
 # envs/objects: a multi-axis dict draws once per axis, a fixed angle never).
@@ -175,11 +177,39 @@ def seeded_fixture_draw(
 
 
 def task_fixture_poses(
-    problem: BddlProblem, scene_fixtures: list[object], draws: dict[str, tuple[float, float, float]]
+    scene: Scene, draws: dict[str, tuple[float, float, float]], offset: tuple[float, float, float]
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """`world_poses` of a task's draws: the workspace offset of its problem's arena and
-    each placed fixture's nominal height from the imported scene's fixtures."""
-    from metasim.libero.importer.scene import ARENAS
+    """`world_poses` of a task's draws: each placed fixture at its nominal height in the
+    imported `scene`, `offset` its arena's workspace offset (`ARENAS[...].offset`)."""
+    heights = {f.name: f.pos[2] for f in scene.fixtures if getattr(f, "placement", None)}  # type: ignore[attr-defined]
+    return world_poses(draws, offset, heights)
 
-    heights = {f.name: f.pos[2] for f in scene_fixtures if getattr(f, "placement", None)}  # type: ignore[attr-defined]
-    return world_poses(draws, ARENAS[problem.problem_name].offset, heights)
+
+HARNESSES = {"openpi": 7}  # harness -> the seed its loop gives `env.seed` (once per task)
+
+
+def with_harness_draw(
+    scene: Scene,
+    problem: BddlProblem,
+    episodes: int,
+    offset: tuple[float, float, float],
+    harness: str,
+) -> Scene:
+    """`scene` (of `problem`, its arena's workspace `offset`) whose placed fixtures take,
+    in metasim's episode k, the pose the harness's episode k has
+    (`FixturePlacement.episodes`, for k < `episodes`, the number of init states; k mod
+    that beyond, as the init state); an input error naming `fixture_draw` for an unknown
+    harness."""
+    if harness not in HARNESSES:
+        why = f"{harness!r} is not a harness whose draw metasim reproduces: {sorted(HARNESSES)}"
+        raise MetasimInputError("fixture_draw", [why])
+    draws = openpi_fixture_draw(problem, episodes, HARNESSES[harness])
+    fixtures = []
+    for fx in scene.fixtures:
+        placement = getattr(fx, "placement", None)
+        if placement is not None:
+            name = fx.name
+            eps = [(d[name][0] + offset[0], d[name][1] + offset[1], d[name][2]) for d in draws]
+            fx = fx.model_copy(update={"placement": placement.model_copy(update={"episodes": eps})})
+        fixtures.append(fx)
+    return scene.model_copy(update={"fixtures": fixtures})
