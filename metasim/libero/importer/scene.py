@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from metasim.errors import MetasimInputError
+from metasim.libero.harness_draw import with_harness_draw
 from metasim.libero.importer import assets, goals, paths, robot
 from metasim.libero.importer.bddl import BddlProblem, BddlRegion, parse_bddl
 from metasim.libero.importer.language import scene_name, task_instruction
@@ -151,8 +152,10 @@ def parse_ref(ref: str) -> tuple[str, int | str]:
     return suite, int(task) if task.isdigit() else task
 
 
-def load_task(ref: str) -> LiberoTask:
-    """Import `libero:<suite>/<task>`."""
+def load_task(ref: str, fixture_draw: str | None = None) -> LiberoTask:
+    """Import `libero:<suite>/<task>`. `fixture_draw`: a harness (`openpi`) whose episode k
+    fixture poses metasim's episode k takes (`metasim.libero.harness_draw`); None draws
+    them from each episode's seed."""
     suite, task = parse_ref(ref)
     name = paths.task_name(suite, task)
     index = paths.suite_tasks(suite).index(name)
@@ -162,7 +165,11 @@ def load_task(ref: str) -> LiberoTask:
     scene = build_scene(
         problem, scene_name(suite, index), suite_steps(suite), init_file, instruction
     )
-    return LiberoTask(suite, name, index, problem, scene, paths.load_init_states(suite, name))
+    init_states = paths.load_init_states(suite, name)
+    if fixture_draw is not None:
+        offset = ARENAS[problem.problem_name].offset
+        scene = with_harness_draw(scene, problem, len(init_states), offset, fixture_draw)
+    return LiberoTask(suite, name, index, problem, scene, init_states)
 
 
 def init_states_spec(problem: BddlProblem, init_file: Path) -> dict[str, Any]:

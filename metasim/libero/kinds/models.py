@@ -120,6 +120,9 @@ class FixturePlacement(Strict):
     regions: list[tuple[float, float, float, float]] = Field(min_length=1)
     yaw_low: float = 0.0
     yaw_high: float = 0.0
+    episodes: list[tuple[float, float, float]] = Field(default_factory=list)
+    """A harness's draws (`metasim.libero.harness_draw`): episode k's world (x, y, yaw) is
+    `episodes[k]` (k < len); empty: every episode draws from its seed."""
 
     @model_validator(mode="after")
     def _ordered(self) -> FixturePlacement:
@@ -171,6 +174,13 @@ class MjcfFixtureSpec(FixtureBase):
 
     def nominal_pose(self) -> tuple[Vec3, Quat]:
         return self.pos, self.quat
+
+    def episode_pose(self, episode: int) -> tuple[np.ndarray, np.ndarray] | None:
+        if self.placement is None or not self.placement.episodes:
+            return None
+        x, y, yaw = self.placement.episodes[episode % len(self.placement.episodes)]
+        quat = np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
+        return np.array([x, y, self.pos[2]]), quat
 
     def draw_pose(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         if self.placement is None:

