@@ -71,7 +71,12 @@ TASKS: dict[str, TaskFacts] = {
             ]
         },
         horizon=1000,
-        expert={"skill": "pick_place", "object": "cubeA_main", "target": "cubeB_main"},
+        expert={
+            "skill": "pick_place",
+            "object": "cubeA_main",
+            "target": "cubeB_main",
+            "target_offset": (0.0, 0.0, 0.05),
+        },
     ),
     "PickPlaceCan": TaskFacts(
         "PickPlaceCan",
@@ -82,7 +87,7 @@ TASKS: dict[str, TaskFacts] = {
             "skill": "pick_place",
             "object": "Can_main",
             "target": "VisualCan_main",
-            "target_offset": (0.0, 0.0, 0.02),
+            "target_offset": (0.0, 0.0, 0.05),
         },
     ),
     # on_peg(peg1): |dx|, |dy| < 0.03 from peg1's body and z below the table + 0.05.
@@ -108,7 +113,6 @@ TASKS: dict[str, TaskFacts] = {
         {"rs_joint_above": {"joint": "Door_hinge", "value": 0.3}},
         horizon=1000,
         placed=("Door_main",),
-        expert={"skill": "open_drawer", "fixture": "Door_main"},
     ),
 }
 ROBOSUITE_SUITE = "robosuite"

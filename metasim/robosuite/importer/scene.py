@@ -41,8 +41,9 @@ def parse_ref(ref: str) -> str:
 
 
 def physics(ex: Export) -> dict[str, Any]:
-    """The option block of robosuite's world as metasim's physics fields."""
-    out: dict[str, Any] = {"floor": False}
+    """The option block of robosuite's world as metasim's physics fields (what it leaves
+    out is MuJoCo's default, e.g. the Euler integrator, not metasim's)."""
+    out: dict[str, Any] = {"floor": False, "integrator": "euler"}
     for el in ET.parse(ex.world).getroot().iter("option"):
         out.update({k: OPTIONS[k](v) for k, v in el.attrib.items() if k in OPTIONS})
     return out
