@@ -68,6 +68,8 @@ def dataset_spec(
     }
     if rec.preset is not None:
         spec["record"] = rec.preset
+    if cfg.task_options:  # (a dataset collected before options existed resumes as it was)
+        spec["task_options"] = dict(cfg.task_options)
     return spec
 
 

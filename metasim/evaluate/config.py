@@ -33,7 +33,15 @@ from metasim.errors import MetasimInputError, validation_problems
 from metasim.evaluate.spec import RolloutSpec
 from metasim.paths import EVAL, POLICIES
 from metasim.policies.base import PolicyOptions
-from metasim.scene.sources import NoSuchTask, Task, all_suites, resolve, suite_description
+from metasim.scene.sources import (
+    NoSuchTask,
+    Task,
+    TaskOption,
+    all_suites,
+    resolve,
+    suite_description,
+    with_options,
+)
 from metasim.yamlio import Loc, dotted, line_of, load_yaml, node_at, plain
 
 Locate = Callable[[tuple[int | str, ...]], str]  # a field's location -> 'file line N, '
@@ -203,6 +211,9 @@ class EvalConfig(BaseModel):
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None  # default: RAY_ADDRESS, else a local Ray instance
     shard_episodes: Annotated[int, Field(ge=1)] = 8  # episodes per Ray task
+    # options of the tasks' sources (`TaskSource.options`), e.g. a benchmark's
+    # `fixture_draw`; each task's source takes those it has (`sources.with_options`)
+    task_options: dict[str, TaskOption] = Field(default_factory=dict)
 
     _locate: Locate | None = PrivateAttr(default=None)  # set by compose(): file lines
 
@@ -244,7 +255,9 @@ class EvalConfig(BaseModel):
     def tasks(self) -> list[Task]:
         """The suite's task references resolved through the task-source registry
         (metasim.scene.sources): a scene name in scenes/, a scene file, or a reference
-        with a registered prefix. A missing task is an input error naming `tasks[i]`."""
+        with a registered prefix, each with the `task_options` its source takes. A missing
+        task is an input error naming `tasks[i]`, a bad option one naming
+        `task_options.<name>`."""
         tasks = []
         for i, ref in enumerate(self.suite.tasks):
             try:
@@ -253,7 +266,7 @@ class EvalConfig(BaseModel):
                 raise MetasimInputError(
                     f"suite {self.suite.name!r}", [f"tasks[{i}]: {exc}"]
                 ) from None
-        return tasks
+        return with_options(tasks, self.task_options)
 
 
 Sources = dict[tuple[str, str], tuple[Path, Any]]  # (group, name) -> (file, YAML data)
@@ -358,6 +371,8 @@ def compose(overrides: list[str]) -> EvalConfig:
         raise MetasimInputError("command line", [f"render: {exc.args[0]}"]) from None
     config._locate = locate
     config.rollout  # noqa: B018 -- policy options checked now, before any folder is written
+    if config.task_options:
+        config.tasks()  # the task sources' options too
     return config
 
 

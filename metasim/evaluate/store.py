@@ -38,7 +38,8 @@ from metasim.evaluate.salvage import salvage
 from metasim.evaluate.table import COLUMNS, TABLE, create_table
 
 # The config fields of a run that change its outcomes: a resume must match every one
-# (the policy with all its options, chunk execution and action conventions; the tasks).
+# (the policy with all its options, chunk execution and action conventions; the tasks
+# and their sources' options).
 OUTCOME_FIELDS = (
     "suite",
     "policy",
@@ -48,7 +49,10 @@ OUTCOME_FIELDS = (
     "render",
     "render_spp",
     "perturbation",
+    "task_options",
 )
+# What a field a manifest does not hold (one written before the field existed) was.
+ABSENT: dict[str, Any] = {"task_options": {}}
 
 
 def _more(new: Any, old: Any) -> bool:
@@ -87,8 +91,8 @@ class RunStore:
             return
         old = read_manifest(self.run_dir)
         was = old["config"]
-        recorded = {k: was.get(k) for k in OUTCOME_FIELDS}
-        now = normalized({k: manifest["config"].get(k) for k in OUTCOME_FIELDS})
+        recorded = {k: was.get(k, ABSENT.get(k)) for k in OUTCOME_FIELDS}
+        now = normalized({k: manifest["config"].get(k, ABSENT.get(k)) for k in OUTCOME_FIELDS})
         changed = differing(recorded, now)
         if extend and changed == ["episodes"]:
             if not _more(now["episodes"], recorded["episodes"]):

@@ -1,7 +1,9 @@
 """`metasim libero xcheck (--policy NAME [policy.key=value ...] | --run DIR) --tasks
-SUITE/INDEX ... --inits SPEC [--closed-loop] [--out DIR] [--release N] [--shard I/N]
-[--json]`:
-does a policy's metasim success mean a LIBERO success? (metasim.libero.checks.xcheck)."""
+SUITE/INDEX ... --inits SPEC [--fixture-draw HARNESS] [--closed-loop] [--out DIR]
+[--release N] [--shard I/N] [--json]`:
+does a policy's metasim success mean a LIBERO success? (metasim.libero.checks.xcheck).
+With `--fixture-draw openpi` a pair is openpi's episode k: metasim's episode k takes the
+fixture poses of openpi's (`metasim.libero.harness_draw`), and LIBERO starts from them."""
 
 from __future__ import annotations
 
@@ -36,6 +38,12 @@ def add_parser(sub: Any) -> None:
         help="libero_spatial/0, libero_object/2-4, libero_goal (all)",
     )
     x.add_argument("--inits", default="0-4", help="init states: '0-4', '0,3,7' (default 0-4)")
+    x.add_argument(
+        "--fixture-draw",
+        metavar="HARNESS",
+        help="episode k's fixtures where this harness's episode k has them (openpi); default: "
+        "drawn from metasim's episode seed (with --run: the run's task_options.fixture_draw)",
+    )
     x.add_argument("--closed-loop", action="store_true", help="also run the policy in LIBERO")
     x.add_argument(
         "--out", type=OUT_DIR, help="folder of xcheck.jsonl (resumable) and xcheck_summary.json"
@@ -116,8 +124,25 @@ def parse_tasks(refs: list[str], inits: list[int]) -> list[tuple[str, int]]:
     return list(dict.fromkeys(out))
 
 
-def rollout_spec(args: argparse.Namespace) -> tuple[Any, list[str]]:
-    """The policy's rollout spec, and the LIBERO tasks of the run folder (if any)."""
+def fixture_draw(given: str | None, run: Any = None) -> str | None:
+    """--fixture-draw checked (an input error naming it for a harness metasim does not
+    reproduce); not given: the run's `task_options.fixture_draw` (an `EvalConfig`), if any."""
+    from pydantic import ValidationError
+
+    from metasim.libero.importer.source import LiberoOptions
+
+    if given is None:
+        recorded = None if run is None else run.task_options.get("fixture_draw")
+        return None if recorded is None else str(recorded)
+    try:
+        return LiberoOptions(fixture_draw=given).fixture_draw  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise MetasimInputError("--fixture-draw", [exc.errors()[0]["msg"]]) from None
+
+
+def rollout_spec(args: argparse.Namespace) -> tuple[Any, list[str], str | None]:
+    """The policy's rollout spec, the LIBERO tasks of the run folder (if any) and the
+    harness whose fixture draw episodes take (--fixture-draw, else the run's)."""
     from metasim.evaluate.config import compose
     from metasim.evaluate.run_files import manifest_config
     from metasim.policies.base import check_code_allowed
@@ -125,12 +150,13 @@ def rollout_spec(args: argparse.Namespace) -> tuple[Any, list[str]]:
     if bool(args.policy) == bool(args.run):
         raise MetasimInputError("libero xcheck", ["give exactly one of --policy or --run"])
     if args.policy:
-        return compose([f"policy={args.policy}", *args.overrides]).rollout, []
+        spec = compose([f"policy={args.policy}", *args.overrides]).rollout
+        return spec, [], fixture_draw(args.fixture_draw)
     manifest = Path(args.run) / "manifest.json"
     cfg = manifest_config(Path(args.run))
     check_code_allowed(cfg.rollout.options, args.allow_code, str(manifest), "--allow-code")
     tasks = [t.removeprefix("libero:") for t in cfg.suite.tasks if t.startswith("libero:")]
-    return cfg.rollout, tasks
+    return cfg.rollout, tasks, fixture_draw(args.fixture_draw, cfg)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -138,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     from metasim.libero.checks.xcheck_run import format_summary, run_xcheck
     from metasim.libero.reference.simulator import RefSimError
 
-    spec, run_tasks = rollout_spec(args)
+    spec, run_tasks, draw = rollout_spec(args)
     inits = parse_inits(args.inits)
     if not (args.tasks or run_tasks):
         raise MetasimInputError("--tasks", ["name the tasks, e.g. --tasks libero_spatial/0"])
@@ -157,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         summary = run_xcheck(
             tasks, inits, spec, out, args.closed_loop, args.release, on_episode=report,
-            shard=shard,
+            shard=shard, fixture_draw=draw,
         )  # fmt: skip
     except RefSimError as exc:
         sys.stderr.write(f"error: the LIBERO reference simulator failed: {exc}\n")

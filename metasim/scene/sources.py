@@ -12,14 +12,21 @@ to a scene file.
 
 Every tool resolves references here: eval, collect, report's video replays, the physics
 bench, `scene validate` / `scene render`, and gym registration.
+
+A source may take options (`TaskSource.options`, a pydantic model whose fields are the
+options; `metasim eval ... +task_options.NAME=VALUE`): `with_options` hands each task the
+options its source takes, validated by the source's model, and the task loads with them
+(`TaskSource.load_with`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from metasim.errors import MetasimInputError
 from metasim.paths import SCENES
@@ -45,6 +52,9 @@ class TaskSource:
     # What renders the benchmark's own images, and how far MuJoCo Warp's ray tracer is
     # from it (measured): a run with render=warp says so in its summary. None: no reference.
     render_reference: str | None = None
+    # The options its tasks take (`task_options.<field>`): a pydantic model whose fields
+    # are the options, each with a default; None: it takes none.
+    options: type[BaseModel] | None = None
 
     def locate(self, ref: str) -> Path:
         """The path compile resolves the scene's relative asset paths against (a scene
@@ -56,6 +66,11 @@ class TaskSource:
     def load(self, ref: str) -> Scene:
         """The typed scene of `ref` (bad input: `MetasimInputError` naming the ref)."""
         raise NotImplementedError
+
+    def load_with(self, ref: str, options: BaseModel) -> Scene:
+        """`load` with the source's `options` (an instance of `self.options`); a source
+        that takes options overrides it."""
+        return self.load(ref)
 
     def suites(self) -> dict[str, list[str]]:
         """Suite name -> task references, in the source's order ({} if none or if the
@@ -168,9 +183,12 @@ class Task:
     ref: str
     source: TaskSource
     path: Path
+    options: BaseModel | None = None  # the source's options (`with_options`); None: defaults
 
     def scene(self) -> Scene:
-        return self.source.load(self.ref)
+        if self.options is None:
+            return self.source.load(self.ref)
+        return self.source.load_with(self.ref, self.options)
 
     def compile(self, scene: Scene | None = None) -> CompiledScene:
         """Compile `scene` (default: the task's own) with the task's asset folder."""
@@ -189,6 +207,56 @@ def resolve_input(ref: str, where: str) -> Task:
         return resolve(ref)
     except NoSuchTask as exc:
         raise MetasimInputError(where, [str(exc)]) from None
+
+
+TaskOption = str | int | float | bool | None  # one `task_options` value
+
+
+def with_options(
+    tasks: list[Task], given: Mapping[str, TaskOption], where: str = "task_options"
+) -> list[Task]:
+    """`tasks`, each with the options of `given` its source takes (validated by the
+    source's `options` model; a source that takes none of them loads as before). An
+    option no source of `tasks` takes, or a value its source refuses, is an input error
+    naming `<where>.<option>`."""
+    if not given:
+        return tasks
+    out: list[Task] = []
+    taken: set[str] = set()
+    typed: dict[str, BaseModel] = {}
+    for task in tasks:
+        model = task.source.options
+        if model is None:
+            out.append(task)
+            continue
+        mine = {k: v for k, v in given.items() if k in model.model_fields}
+        taken |= set(mine)
+        if task.source.prefix not in typed:
+            typed[task.source.prefix] = _validated(model, mine, where)
+        out.append(replace(task, options=typed[task.source.prefix]))
+    unknown = sorted(set(given) - taken)
+    if unknown:
+        takes = {t.source.prefix: sorted(t.source.options.model_fields)
+                 for t in tasks if t.source.options is not None}  # fmt: skip
+        said = "; ".join(f"{p} takes {', '.join(n)}" for p, n in takes.items())
+        raise MetasimInputError(
+            f"{where}.{unknown[0]}",
+            [f"no task source of these tasks takes the option {unknown[0]!r} "
+             f"({said or 'their sources take no options'})"],
+        )  # fmt: skip
+    return out
+
+
+def _validated(model: type[BaseModel], given: dict[str, TaskOption], where: str) -> BaseModel:
+    """`given` validated by a source's options `model` (an input error naming the option)."""
+    try:
+        return model.model_validate(given)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        name = ".".join(str(p) for p in err["loc"])
+        raise MetasimInputError(
+            f"{where}.{name}", [f"{err['msg']}, got {err.get('input')!r}"]
+        ) from None
 
 
 def load_task_scene(ref: str, where: str = "") -> Scene:

@@ -236,6 +236,8 @@ def test_recorded_start_is_metasims_reset() -> None:
         (["--tasks", "libero_spatial/0", "--inits", "4-2"], "low before high"),
         (["--tasks", "libero_spatial/5-2"], "low before high"),
         (["--tasks", "libero_spatial/5-20"], "task 20 is out of range 0..9"),
+        # a harness whose fixture draw metasim does not reproduce, named by its flag
+        (["--tasks", "libero_spatial/0", "--fixture-draw", "lerobot_eval"], "--fixture-draw: "),
     ],
 )
 def test_bad_input_exits_2_with_one_paragraph(
@@ -275,6 +277,8 @@ def _seed_folder(out: Path, spec: RolloutSpec, release: int = 20) -> str:
         (["--policy", "libero_expert", "--release", "5"], "release"),
         (["--policy", "libero_expert", "+policy.execute=3"], "execute"),
         (["--policy", "libero_expert", "seed=7"], "seed"),
+        # pairs at openpi's episode k are not metasim's own episode k
+        (["--policy", "libero_expert", "--fixture-draw", "openpi"], "fixture_draw"),
     ],
 )
 def test_resume_with_other_settings_is_refused(

@@ -23,8 +23,10 @@ folder skips the ones held (resumable). Closed-loop runs in the reference are in
 
 A pair is metasim's episode k (init state k, seed `episode_seed(seed, k)`, the fixture
 poses drawn from that seed) and LIBERO started from metasim's reset of it: the same
-physics from the same start, not LIBERO's episode k under its harness's own seed, whose
-placement sampler puts the fixtures elsewhere in their regions.
+physics from the same start. With `fixture_draw` (a harness, `openpi`), metasim's episode
+k takes the fixture poses of that harness's episode k (`metasim.libero.harness_draw`), so
+a pair starts where the harness's episode k starts; without it, the harness's placement
+sampler would have put the fixtures elsewhere in their regions.
 """
 
 from __future__ import annotations
@@ -153,11 +155,12 @@ class Recorder:
 
 
 def run_metasim(
-    suite: str, task: int, inits: list[int], spec: RolloutSpec
+    suite: str, task: int, inits: list[int], spec: RolloutSpec, fixture_draw: str | None = None
 ) -> Iterator[MetasimEpisode]:
     """Run `spec`'s policy in metasim on init states `inits` of the task (episode k starts
-    from init state k, as in `metasim eval`), yielding each recorded episode."""
-    imported = load_task(f"libero:{suite}/{task}")
+    from init state k, as in `metasim eval`; with `fixture_draw`, its fixtures where that
+    harness's episode k has them), yielding each recorded episode."""
+    imported = load_task(f"libero:{suite}/{task}", fixture_draw=fixture_draw)
     compiled = compile_scene(imported.scene)
     rec = Recorder(imported, compiled, init_state_map(imported.problem, compiled))
     for record in run_task(
@@ -215,7 +218,9 @@ class Comparison:
     settle steps counted; `reference_release_step`: the release step at which LIBERO's
     goal first held, when it did not within the actions), distances in metres between
     the two runs (end effector; the worst goal object) at their max and at the end,
-    `part_step` the first step they were PART_M apart, and the disagreement's cause.
+    `part_step` the first step they were PART_M apart, and the disagreement's cause;
+    `fixtures` the fixture root bodies' world poses both runs started with ((7,) pos +
+    quat wxyz, by instance: metasim's episode's, or the harness's with `fixture_draw`).
     Closed loop only, `metasim_check_step`: the first step at which metasim's success
     predicate held on LIBERO's own state (the shadow env): the two goal checks compared on
     identical states."""
@@ -241,6 +246,7 @@ class Comparison:
     metasim_check_step: int | None = None
     mode: str = "replay"
     seconds: dict[str, float] = field(default_factory=dict)
+    fixtures: dict[str, list[float]] = field(default_factory=dict)
 
     def key(self) -> tuple[str, int, int, str]:
         return (self.suite, self.task, self.init, self.mode)
@@ -268,6 +274,7 @@ def compare(ep: MetasimEpisode, rep: Replay) -> Comparison:
         object_end_m=float(obj[-1]) if len(obj) else 0.0,
         part_step=part,
         cause=classify(ep, rep, part), error=ep.error or rep.error,
+        fixtures={n: [float(v) for v in p] for n, p in ep.fixtures.items()},
     )  # fmt: skip
 
 

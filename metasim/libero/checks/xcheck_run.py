@@ -1,12 +1,13 @@
 """`metasim libero xcheck` runs: episodes replayed in LIBERO or a policy run closed-loop
 in LIBERO itself, appended to `<out>/xcheck.jsonl`, and the per-task summary with the
-paired interval on the success-rate difference (`<out>/xcheck_summary.json`).
+paired interval on the success-rate difference (`<out>/xcheck_summary.json`,
+`metasim.libero.checks.xcheck_summary`).
 
 Closed loop in the reference (`mode="closed_loop"`): LIBERO's env is the world, started
-from the metasim episode's reset as a replay is (LIBERO's own fixture placement is not
-reproducible: two resets with one seed place them up to 1.6 cm apart); a shadow metasim
-env of the same task is set to the reference's qpos/qvel after every step (by joint
-name, the init-state map) and builds the observation metasim's policies expect at the
+from the metasim episode's reset as a replay is (its fixture poses: metasim's episode's
+draw, or with `fixture_draw` the harness's episode k, `metasim.libero.harness_draw`); a
+shadow metasim env of the same task is set to the reference's qpos/qvel after every step
+(by joint name, the init-state map) and builds the observation metasim's policies expect at the
 instant LIBERO's harnesses observe (substep 24 of 25, as metasim's own LIBERO envs):
 state and camera images rendered by metasim from the reference's state entering that
 substep, joint state after it (not LIBERO's frames). The policy's actions,
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -44,24 +45,26 @@ from metasim.libero.checks.xcheck import (
     replay,
     run_metasim,
 )
+from metasim.libero.checks.xcheck_summary import as_json, format_summary, summarize
 from metasim.libero.importer.init_states import init_state_map
 from metasim.libero.importer.scene import LiberoTask, load_task
 from metasim.libero.reference.simulator import ReferenceSim
 from metasim.policies.base import make_policy
 from metasim.scene.compile import compile_scene
 from metasim.sim.base import Kinematics
-from metasim.stats.intervals import success_interval
-from metasim.stats.paired import PairedTable, paired_difference_interval
 from metasim.tasks.predicates import TaskView
 
 JSONL, SUMMARY = "xcheck.jsonl", "xcheck_summary.json"
 KEY = "xcheck_key.json"  # the outcome key the jsonl's episodes were run with (resume.py)
 
 
-def check_folder(out: Path, spec: RolloutSpec, release: int) -> None:
+def check_folder(
+    out: Path, spec: RolloutSpec, release: int, fixture_draw: str | None = None
+) -> None:
     """Make `out` and record (or, resuming, check) the outcome key of its episodes: the
-    policy with all its options, seed, backend, chunk execution and the release steps.
-    A folder of another key, or with episodes but no key, is refused (exit 2)."""
+    policy with all its options, seed, backend, chunk execution, the release steps and
+    the harness whose fixture draw the episodes take (when one does). A folder of another
+    key, or with episodes but no key, is refused (exit 2)."""
     out.mkdir(parents=True, exist_ok=True)
     if (out / JSONL).exists() and not (out / KEY).exists():
         raise MetasimInputError(
@@ -69,7 +72,10 @@ def check_folder(out: Path, spec: RolloutSpec, release: int) -> None:
             [f"it holds {JSONL} but no {KEY} saying which policy and settings ran them"],
             "Choose another --out (a folder written before resumes were checked)",
         )
-    check_resume(out / KEY, {**rollout_key(spec), "release": release}, "--out")
+    key = {**rollout_key(spec), "release": release}
+    if fixture_draw is not None:  # (a folder of seed-drawn pairs keeps its key as it was)
+        key["fixture_draw"] = fixture_draw
+    check_resume(out / KEY, key, "--out")
 
 
 class ClosedLoop:
@@ -92,9 +98,10 @@ class ClosedLoop:
         self.objects = goal_objects(task)
 
     def reset_shadow(self, ep: MetasimEpisode) -> None:
-        """Reset the shadow env for `ep`: its reset draws the episode's fixture poses from
-        the episode's seed, the poses metasim's episode ran with (and that `run` puts
-        LIBERO's fixtures at); the state is synced from LIBERO's next."""
+        """Reset the shadow env for `ep`: its reset gives the episode's fixture poses (from
+        the episode's seed, or the harness's draw of episode k the task was loaded with),
+        the poses metasim's episode ran with (and that `run` puts LIBERO's fixtures at);
+        the state is synced from LIBERO's next."""
         self.env.reset(options={"env_ids": [0], "seeds": [ep.seed], "episodes": [ep.init]})
 
     def _set(self, qpos: np.ndarray, qvel: np.ndarray) -> None:
@@ -211,13 +218,16 @@ def run_xcheck(
     ref: ReferenceSim | None = None,
     on_episode: Callable[[Comparison], None] | None = None,
     shard: tuple[int, int] = (0, 1),
+    fixture_draw: str | None = None,
 ) -> dict[str, Any]:
     """Cross-check `spec`'s policy on every (task, init): replays, and with `closed_loop`
     LIBERO closed-loop runs too; resumes from `<out>/xcheck.jsonl` when `<out>/xcheck_key.json`
     holds the same outcome key (`check_folder`), refuses it otherwise; returns (and writes)
     the summary of every requested pair the file holds. `shard` (i, n) runs only pair
-    number j (task-major order) with j % n == i, so n processes can share one folder."""
-    check_folder(out, spec, release)
+    number j (task-major order) with j % n == i, so n processes can share one folder.
+    `fixture_draw` (a harness): metasim's episode k, and so the pair, takes the fixture
+    poses of that harness's episode k (`run_metasim`)."""
+    check_folder(out, spec, release, fixture_draw)
     path = out / JSONL
     done = load_done(path)
     modes = ["replay", "closed_loop"] if closed_loop else ["replay"]
@@ -226,7 +236,10 @@ def run_xcheck(
     try:
         for (suite, task), ks in todo.items():
             assert sim is not None
-            for c in _task_checks(sim, suite, task, ks, spec, closed_loop, release, done):
+            checks = _task_checks(
+                sim, suite, task, ks, spec, closed_loop, release, done, fixture_draw
+            )
+            for c in checks:
                 _append(path, c)
                 done[c.key()] = c
                 if on_episode is not None:
@@ -237,7 +250,7 @@ def run_xcheck(
     done = {**load_done(path), **done}  # what other shards appended meanwhile
     wanted = {(s, t, k, m) for s, t in tasks for k in inits for m in modes}
     summary = summarize([c for key, c in done.items() if key in wanted])
-    (out / SUMMARY).write_text(_json(summary))
+    (out / SUMMARY).write_text(as_json(summary))
     return summary
 
 
@@ -266,12 +279,14 @@ def _task_checks(
     closed_loop: bool,
     release: int,
     done: dict[tuple[str, int, int, str], Comparison],
+    fixture_draw: str | None = None,
 ) -> Iterator[Comparison]:
     """The comparisons of one task's `inits` that `done` does not hold, as they finish."""
     info = ref.load(suite, task, cameras=False)
-    loop = ClosedLoop(load_task(f"libero:{suite}/{task}"), spec) if closed_loop else None
+    imported = load_task(f"libero:{suite}/{task}", fixture_draw=fixture_draw)
+    loop = ClosedLoop(imported, spec) if closed_loop else None
     try:
-        for ep in run_metasim(suite, task, inits, spec):
+        for ep in run_metasim(suite, task, inits, spec, fixture_draw):
             yield from _check(ref, info, ep, loop, release, done)
     finally:
         if loop is not None:
@@ -302,88 +317,4 @@ def _check(
     return out
 
 
-def summarize(comparisons: list[Comparison]) -> dict[str, Any]:
-    """Per mode and task (and pooled): n, metasim and reference success rates (Wilson
-    95%), the paired difference metasim - reference with Newcombe's paired 95% interval,
-    the reference's rate once the hand may open, and the disagreements by cause."""
-    out: dict[str, Any] = {}
-    for mode in sorted({c.mode for c in comparisons}):
-        rows = [c for c in comparisons if c.mode == mode]
-        tasks = sorted({(c.suite, c.task) for c in rows})
-        per = {f"{s}/{t}": _task_summary([c for c in rows if (c.suite, c.task) == (s, t)])
-               for s, t in tasks}  # fmt: skip
-        out[mode] = {"tasks": per, "pooled": _task_summary(rows)}
-    return out
-
-
-def _task_summary(rows: list[Comparison]) -> dict[str, Any]:
-    ms = [c.metasim_success for c in rows]
-    rs = [c.reference_success for c in rows]
-    table = PairedTable.of(ms, rs)
-    n = table.n
-    causes: dict[str, int] = {}
-    for c in rows:
-        if c.cause != "agree":
-            causes[c.cause] = causes.get(c.cause, 0) + 1
-    rate = lambda k: {"rate": k / n if n else 0.0, "ci95": list(success_interval(k, n))}  # noqa: E731
-    return {
-        "n": n,
-        "metasim": rate(sum(ms)),
-        "reference": rate(sum(rs)),
-        "reference_with_release": rate(sum(c.reference_success_with_release for c in rows)),
-        "difference": table.difference,
-        "difference_ci95_paired": list(paired_difference_interval(table)),
-        "table": asdict(table),
-        "causes": causes,
-        "metasim_successes_also_reference": f"{table.a}/{table.a + table.b}",
-        **_check_agreement(rows),
-    }
-
-
-def _check_agreement(rows: list[Comparison]) -> dict[str, Any]:
-    """Closed loop: how often metasim's goal check on LIBERO's own states agrees with
-    LIBERO's (both held at some step, or neither), and the largest gap in steps between
-    their first successes."""
-    loop = [c for c in rows if c.mode == "closed_loop"]
-    if not loop:
-        return {}
-    agree = sum((c.metasim_check_step is not None) == c.reference_success for c in loop)
-    gaps = [
-        abs(c.metasim_check_step - c.reference_success_step)
-        for c in loop
-        if c.metasim_check_step is not None and c.reference_success_step is not None
-    ]
-    return {"goal_checks_agree": f"{agree}/{len(loop)}", "goal_check_max_gap": max(gaps, default=0)}
-
-
-def _json(value: Any) -> str:
-    import json
-
-    return json.dumps(value, indent=2)
-
-
-def format_summary(summary: dict[str, Any]) -> str:
-    """A readable table: one row per task and mode, then the causes of disagreement."""
-    lines = [
-        f"{'mode':<12} {'task':<20} {'n':>3} {'metasim':>8} {'LIBERO':>7} {'+release':>8} "
-        f"{'diff [95% paired]':>24}  ms->LIBERO"
-    ]
-    for mode, block in summary.items():
-        for name, s in [*block["tasks"].items(), ("pooled", block["pooled"])]:
-            lo, hi = s["difference_ci95_paired"]
-            lines.append(
-                f"{mode:<12} {name:<20} {s['n']:>3} {s['metasim']['rate']:>8.2f} "
-                f"{s['reference']['rate']:>7.2f} {s['reference_with_release']['rate']:>8.2f} "
-                f"{s['difference']:>+8.2f} [{lo:+.2f}, {hi:+.2f}]   "
-                f"{s['metasim_successes_also_reference']}"
-            )
-        for cause, k in block["pooled"]["causes"].items():
-            lines.append(f"  {mode}: {k} x {cause}")
-        if "goal_checks_agree" in block["pooled"]:
-            p = block["pooled"]
-            lines.append(
-                f"  {mode}: metasim's goal check on LIBERO's states agrees with LIBERO's in "
-                f"{p['goal_checks_agree']} (first successes at most {p['goal_check_max_gap']} "
-                "steps apart)"
-            )
-    return "\n".join(lines)
+__all__ = ["format_summary", "run_xcheck", "summarize"]

@@ -4,13 +4,19 @@ Registered at import (light: the task itself is imported, with mujoco, only by `
 its suites are LIBERO's own (`libero_spatial`, `libero_object`, `libero_goal`,
 `libero_10`, `libero_90` and the LIBERO-PRO variants), read from the installed
 `libero` extra's task map, each task referenced by its index in LIBERO's order.
+
+Its option (`LiberoOptions`, `metasim eval ... +task_options.fixture_draw=openpi`):
+`fixture_draw`, a harness whose episode k fixture poses metasim's episode k takes
+(`metasim.libero.harness_draw`); unset, each episode draws them from its own seed.
 """
 
 from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from metasim.errors import MetasimInputError
 from metasim.paths import cache_dir
@@ -24,6 +30,19 @@ DESCRIPTIONS = {
     "libero_10": "Ten long-horizon tasks in kitchen, living-room and study scenes.",
     "libero_90": "Ninety short tasks in kitchen, living-room and study scenes.",
 }
+
+
+# The harnesses whose fixture draw metasim reproduces (`harness_draw.HARNESSES`' names).
+FixtureDraw = Literal["openpi"]
+
+
+class LiberoOptions(BaseModel):
+    """The options of LIBERO's tasks (`task_options.*`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    # episode k's fixtures where this harness's episode k has them; None: drawn from the
+    # episode's seed
+    fixture_draw: FixtureDraw | None = None
 
 
 @functools.cache
@@ -56,10 +75,18 @@ class LiberoSource(TaskSource):
         "docs/rendering.md)"
     )
 
+    options = LiberoOptions
+
     def load(self, ref: str) -> Scene:
         from metasim.libero.importer.scene import load_task
 
         return load_task(ref).scene
+
+    def load_with(self, ref: str, options: BaseModel) -> Scene:
+        from metasim.libero.importer.scene import load_task
+
+        assert isinstance(options, LiberoOptions)
+        return load_task(ref, fixture_draw=options.fixture_draw).scene
 
     def suites(self) -> dict[str, list[str]]:
         """Every suite of LIBERO's task map that the installed packages can load ({} when
