@@ -217,6 +217,15 @@ class EvalConfig(BaseModel):
 
     _locate: Locate | None = PrivateAttr(default=None)  # set by compose(): file lines
 
+    @model_serializer(mode="wrap")
+    def _without_unset_options(self, handler: Any) -> dict[str, Any]:
+        """No `task_options` key while none is set: runs recorded before the field
+        existed, and runs that set none, dump the same config."""
+        data = handler(self)
+        if not self.task_options:
+            data.pop("task_options", None)
+        return data
+
     @field_validator("policy", mode="before")
     @classmethod
     def _typed_policy(cls, v: Any) -> PolicyConfig:

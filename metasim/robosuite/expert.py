@@ -22,6 +22,7 @@ from metasim.policies.conventions import GRIPPERS
 from metasim.scene.schema import ExpertSpec
 
 TERM = "robosuite_expert_bodies"
+SCENE_PREFIX = "robosuite_"  # the imported scenes' names (importer/scene.py)
 HOVER, GAIN, POS_SCALE = 0.10, 2.0, 0.05
 # Phases: (name, gripper closed, the phase ends within this distance (m), max steps).
 PHASES = (
@@ -33,8 +34,11 @@ SKILLS = {"pick_lift": 4, "pick_place": len(PHASES)}  # skill -> phases it runs
 
 
 def _spec(layout: Layout) -> ExpertSpec | None:
-    exp = layout.compiled.scene.task.expert
-    return exp if exp is not None and exp.skill in SKILLS and exp.object else None
+    """The expert spec of a robosuite scene (other scenes' pick experts are not ours)."""
+    scene = layout.compiled.scene
+    exp = scene.task.expert
+    ours = scene.name.startswith(SCENE_PREFIX)
+    return exp if ours and exp is not None and exp.skill in SKILLS and exp.object else None
 
 
 def _bodies(layout: Layout) -> np.ndarray:

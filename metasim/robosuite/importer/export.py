@@ -53,7 +53,13 @@ class Export:
 
 
 def folder_of(task: str) -> Path:
-    key = hashlib.sha1(f"{_VERSION}:{task}:{MODEL_SEED}:{N_STATES}".encode()).hexdigest()[:10]
+    """The export's folder, keyed also by where the reference venv really is: the world
+    file names robosuite's asset files by their absolute paths in that venv."""
+    from metasim.libero.reference.simulator import VENV
+
+    where = VENV.resolve()
+    key = f"{_VERSION}:{task}:{MODEL_SEED}:{N_STATES}:{where}"
+    key = hashlib.sha1(key.encode()).hexdigest()[:10]
     return cache_dir() / "robosuite" / f"{task}-{key}"
 
 
