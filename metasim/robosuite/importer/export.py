@@ -53,7 +53,13 @@ class Export:
 
 
 def folder_of(task: str) -> Path:
-    key = hashlib.sha1(f"{_VERSION}:{task}:{MODEL_SEED}:{N_STATES}".encode()).hexdigest()[:10]
+    """The task's cache folder, keyed also by the reference venv's path: the world names
+    robosuite's asset files by absolute path into it, so an export made from another
+    checkout's venv (gone with it) is not taken."""
+    from metasim.libero.reference.simulator import VENV
+
+    text = f"{_VERSION}:{task}:{MODEL_SEED}:{N_STATES}:{VENV.absolute()}"
+    key = hashlib.sha1(text.encode()).hexdigest()[:10]
     return cache_dir() / "robosuite" / f"{task}-{key}"
 
 
