@@ -31,6 +31,8 @@ from metasim.scene.schema import ExpertSpec
 
 INSERT, GRASP, TURN, PULL = range(1, 5)
 TURNED = 1.4  # rad of the latch: clear of the frame (at 1.2 it stops the door at 0.1 rad)
+TURN_TO = 1.45  # rad: the latch is turned this far and no further, off its limit (pi/2),
+# where the limit's contact is where metasim's MuJoCo and robosuite's 3.17 part
 STEP = 0.3  # rad: how far ahead of the handle the target turns, per control step
 STAND = 0.1  # m: the pre-grasp point in front of the handle
 LOST = 0.04  # the handle has left the hand once the grip site is this far from it
@@ -110,7 +112,8 @@ class DoorExpert(PhaseMachine):
         held_rot = rot[:, 1] @ self.grip_rot
         held_at = pos[:, 1] + np.einsum("bij,bj->bi", rot[:, 1], self.grip_at)
         lost = np.linalg.norm(held_at - ee, axis=1) > LOST
-        ahead = _turn(latch_axis, STEP)
+        lead = np.clip(TURN_TO - q[:, 1], 0.0, STEP)[:, None]
+        ahead = _turn(latch_axis * lead, 1.0)
         m = ph == TURN
         target[m] = (latch_at + np.einsum("bij,bj->bi", ahead, held_at - latch_at))[m]
         self.goal[m] = (ahead @ held_rot)[m]
@@ -118,7 +121,8 @@ class DoorExpert(PhaseMachine):
         self._retry(m & lost, nxt)
 
         m = ph == PULL
-        down, swing = _turn(latch_axis, 0.1), _turn(hinge_axis, STEP)
+        down = _turn(latch_axis * np.minimum(lead, 0.1), 1.0)
+        swing = _turn(hinge_axis, STEP)
         pulled = latch_at + np.einsum("bij,bj->bi", down, held_at - latch_at)
         pulled = hinge_at + np.einsum("bij,bj->bi", swing, pulled - hinge_at)
         target[m], self.goal[m] = pulled[m], (swing @ down @ held_rot)[m]
