@@ -110,7 +110,7 @@ class Comparison:
 
 def replay(ref: RobosuiteRef, ep: Episode) -> Comparison:
     """`ep`'s actions replayed in the loaded reference from its start state."""
-    ok = np.zeros(0, dtype=bool)
+    ok: np.ndarray = np.zeros(0, dtype=bool)
     if ep.actions:
         ref.call("set_state", qpos=ep.qpos, qvel=ep.qvel, body_pos=ep.body_pos,
                  body_quat=ep.body_quat)  # fmt: skip
