@@ -95,18 +95,20 @@ def run_xcheck(args: argparse.Namespace) -> int:
 
 
 def _format(summary: dict[str, Any]) -> str:
+    """One line per task, then all tasks together."""
     from metasim.robosuite.checks.xcheck import HOLD_STEPS
 
-    lines = []
-    for name, t in [*summary["tasks"].items(), ("all", summary["all"])]:
-        lo, hi = t["difference_95"]
-        lines.append(
-            f"{name}: metasim {t['metasim']}/{t['episodes']}, robosuite {t['robosuite']}/"
-            f"{t['episodes']}; robosuite confirms {t['both']} of metasim's {t['metasim']} "
-            f"successes ({t['confirmed']:.0%}; {t['confirmed_with_hold']:.0%} with up to "
-            f"{HOLD_STEPS} steps of the last action held); difference 95% [{lo:+.2f}, {hi:+.2f}]"
+    def line(name: str, t: dict[str, Any]) -> str:
+        n, ours, lo, hi = t["episodes"], t["metasim"], *t["difference_95"]
+        return (
+            f"{name}: metasim {ours}/{n}, robosuite {t['robosuite']}/{n}; robosuite confirms "
+            f"{t['both']} of metasim's {ours} successes ({t['confirmed']:.0%}; "
+            f"{t['confirmed_with_hold']:.0%} with the last action held up to {HOLD_STEPS} "
+            f"steps); difference 95% [{lo:+.2f}, {hi:+.2f}]"
         )
-    return "\n".join(lines)
+
+    rows = {**summary["tasks"], "all": summary["all"]}
+    return "\n".join(line(name, t) for name, t in rows.items())
 
 
 verb("robosuite", add_parser, run)

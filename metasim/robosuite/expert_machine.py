@@ -14,6 +14,7 @@ import numpy as np
 from metasim.envs.terms import OBS_TERMS, Layout, ObsTerm
 from metasim.envs.vec_env import CameraView
 from metasim.libero.expert.clearance import down_frame
+from metasim.libero.expert.policy import LiberoExpert
 from metasim.policies.base import PolicyContext, PolicyOptions
 from metasim.policies.conventions import GRIPPERS
 from metasim.rotations import mat_to_axis_angle, quat_to_mat
@@ -122,24 +123,22 @@ class PhaseMachine:
 
     def reset(self, instruction: str, env_ids: np.ndarray | None = None) -> None:
         ids = np.arange(self.num_envs) if env_ids is None else np.asarray(env_ids)
-        self.phase[ids] = APPROACH
-        self.count[ids] = 0
-        self.retries[ids] = 0
-        self.closing[ids] = np.nan
+        for name, value in (("phase", APPROACH), ("count", 0), ("retries", 0), ("closing", np.nan)):
+            getattr(self, name)[ids] = value
 
     def close(self) -> None:
         """Nothing to release."""
 
     def act(self, obs: dict[str, Any], env_ids: np.ndarray | None = None) -> np.ndarray:
-        """(B, 1, 7) actions; only the envs `env_ids` (default: all) advance."""
-        if env_ids is None or len(env_ids) == self.num_envs:
+        """(B, 1, 7) actions; only the envs `env_ids` (default: all) advance (the others'
+        phase state is put back as it was)."""
+        idle = np.setdiff1d(np.arange(self.num_envs), [] if env_ids is None else env_ids)
+        if env_ids is None or not len(idle):
             return self._act(obs)
-        idle = np.ones(self.num_envs, dtype=bool)
-        idle[np.asarray(env_ids)] = False
-        kept = {k: getattr(self, k)[idle].copy() for k in self.state}
+        before = {k: np.copy(getattr(self, k)) for k in self.state}
         action = self._act(obs)
-        for k, v in kept.items():
-            getattr(self, k)[idle] = v
+        for k, v in before.items():
+            getattr(self, k)[idle] = v[idle]
         return action
 
     def _act(self, obs: dict[str, Any]) -> np.ndarray:
@@ -174,14 +173,12 @@ class PhaseMachine:
         along `closing` (a skill that holds something else overrides it)."""
         return down_frame(self.closing)
 
-    def _enter(self, mask: np.ndarray, phase: int, nxt: np.ndarray, ee: np.ndarray) -> None:
-        """Envs in `mask` move to `phase`, anchored at the current grip-site position."""
-        nxt[mask] = phase
-        self.anchor[mask] = ee[mask]
+    # Envs in `mask` move to `phase`, anchored at the current grip-site position.
+    _enter = LiberoExpert._enter
 
     def _retry(self, mask: np.ndarray, nxt: np.ndarray) -> None:
         """Envs in `mask` start over from the approach while they have retries left."""
-        mask = mask & (self.retries < RETRIES)
-        nxt[mask] = APPROACH
-        self.retries[mask] += 1
-        self.closing[mask] = np.nan
+        again = mask & (self.retries < RETRIES)
+        self.retries += again
+        self._enter(again, APPROACH, nxt, self.anchor)
+        self.closing[again] = np.nan
