@@ -99,7 +99,8 @@ def _format(summary: dict[str, Any]) -> str:
     from metasim.robosuite.checks.xcheck import HOLD_STEPS
 
     def line(name: str, t: dict[str, Any]) -> str:
-        n, ours, lo, hi = t["episodes"], t["metasim"], *t["difference_95"]
+        n, ours = t["episodes"], t["metasim"]
+        lo, hi = t["difference_95"]
         return (
             f"{name}: metasim {ours}/{n}, robosuite {t['robosuite']}/{n}; robosuite confirms "
             f"{t['both']} of metasim's {ours} successes ({t['confirmed']:.0%}; "

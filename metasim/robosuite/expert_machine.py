@@ -14,7 +14,6 @@ import numpy as np
 from metasim.envs.terms import OBS_TERMS, Layout, ObsTerm
 from metasim.envs.vec_env import CameraView
 from metasim.libero.expert.clearance import down_frame
-from metasim.libero.expert.policy import LiberoExpert
 from metasim.policies.base import PolicyContext, PolicyOptions
 from metasim.policies.conventions import GRIPPERS
 from metasim.rotations import mat_to_axis_angle, quat_to_mat
@@ -173,8 +172,9 @@ class PhaseMachine:
         along `closing` (a skill that holds something else overrides it)."""
         return down_frame(self.closing)
 
-    # Envs in `mask` move to `phase`, anchored at the current grip-site position.
-    _enter = LiberoExpert._enter
+    def _enter(self, mask: np.ndarray, phase: int, nxt: np.ndarray, ee: np.ndarray) -> None:
+        """Envs in `mask` move to `phase`, anchored at the grip-site position `ee` (B, 3)."""
+        nxt[mask], self.anchor[mask] = phase, ee[mask]
 
     def _retry(self, mask: np.ndarray, nxt: np.ndarray) -> None:
         """Envs in `mask` start over from the approach while they have retries left."""
