@@ -366,5 +366,7 @@ def skill_phases(ctx: PolicyContext, exp: ExpertSpec) -> list[Phase]:
     if exp.skill == "push":
         assert exp.object is not None and exp.target is not None
         return push_phases(ctx, exp.object, exp.target, offset)
+    if exp.skill == "open_door":
+        raise ValueError("the scripted expert has no open_door skill (a benchmark's own has)")
     assert exp.fixture is not None
     return drawer_phases(ctx, exp.fixture, exp.skill == "open_drawer")

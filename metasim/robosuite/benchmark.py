@@ -12,7 +12,7 @@ ROBOSUITE = register_benchmark(
         expert="robosuite_expert",
         presets=("robomimic_robosuite",),
         backends=("mujoco",),
-        checks={"modeldiff": ("robosuite", "modeldiff")},
+        checks={"modeldiff": ("robosuite", "modeldiff"), "xcheck": ("robosuite", "xcheck")},
         reference="metasim.robosuite.reference.simulator:probe_reference",
         venv="metasim.libero.reference.simulator:ensure_venv",
     )

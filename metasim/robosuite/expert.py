@@ -1,12 +1,18 @@
-"""`policy=robosuite_expert`: a state-based scripted expert for robosuite's pick tasks
-(`task.expert` of the scene: `pick_lift` of Lift, `pick_place` of Stack and PickPlaceCan),
-driving robosuite's OSC_POSE (xyz x 0.05 m relative to the current end-effector pose;
-no rotation: the hand keeps robosuite's downward start; gripper -1 open, +1 close).
+"""`policy=robosuite_expert`: a state-based scripted expert for robosuite's tasks (`task.expert`
+of the scene: `pick_lift` of Lift, `pick_place` of Stack and PickPlaceCan, `open_door` of
+Door), driving robosuite's OSC_POSE (xyz x 0.05 m, axis-angle x 0.5 rad relative to the
+current end-effector pose, world frame; gripper -1 open, +1 close).
 
-Per env, a phase machine over the grip site and two bodies of robosuite's world (the
-object and the target, read from the privileged term `robosuite_expert_bodies`): hover
-above the object, descend, close, lift; for `pick_place` carry over the target, lower to
-it plus `target_offset`, open and retreat. Proportional control, clipped to [-1, 1].
+Per env, a phase machine over the grip site and the bodies and joints of robosuite's world
+that the privileged terms below read. The hand points down (LIBERO's expert's frame,
+`down_frame`), its fingers closing across the object's narrow side (a cube's faces modulo
+90 degrees; a can in any direction) or across the door's handle bar. Pick: hover over the
+object, descend to the grasp height `GraspGeometry` chooses for its size, close, lift; for
+`pick_place` carry it (its bottom clear of the target's top) over the target, lower it
+there as it was held, open, retreat. Door (`expert_door.py`): grasp the handle, turn it
+down about the latch's axis, pull the door open about the hinge's axis. A grasp that slips,
+or a placement that does not hold once the hand is away, starts over (up to `RETRIES`
+times). Proportional control, capped in OSC_POSE's input units.
 """
 
 from __future__ import annotations
@@ -15,118 +21,136 @@ from typing import Any
 
 import numpy as np
 
-from metasim.envs.terms import OBS_TERMS, Layout, ObsTerm
-from metasim.envs.vec_env import CameraView
-from metasim.policies.base import PolicyContext, PolicyOptions, register_policy
-from metasim.policies.conventions import GRIPPERS
+from metasim.policies.base import PolicyContext, register_policy
+from metasim.policies.grasp import GraspGeometry
+from metasim.policies.skills import wrap_angle
+from metasim.robosuite.expert_door import DoorExpert
+from metasim.robosuite.expert_machine import (
+    APPROACH,
+    BODIES,
+    CARRY,
+    CLOSE,
+    DESCEND,
+    HOLD_SLIP,
+    LIFT,
+    LOWER,
+    QUATS,
+    RELEASE,
+    RETREAT,
+    SKILLS,
+    PhaseMachine,
+    parts,
+)
+from metasim.rotations import quat_to_mat
 from metasim.scene.schema import ExpertSpec
+from metasim.tasks.predicates import body_extent
 
-TERM = "robosuite_expert_bodies"
-SCENE_PREFIX = "robosuite_"  # the imported scenes' names (importer/scene.py)
-HOVER, GAIN, POS_SCALE = 0.10, 2.0, 0.05
-# Phases: (name, gripper closed, the phase ends within this distance (m), max steps).
-PHASES = (
-    ("hover", False, 0.01, 80), ("descend", False, 0.006, 60), ("close", True, -1.0, 15),
-    ("lift", True, 0.01, 60), ("carry", True, 0.01, 120), ("lower", True, 0.008, 80),
-    ("release", False, -1.0, 15), ("retreat", False, 0.01, 400),
-)  # fmt: skip
-SKILLS = {"pick_lift": 4, "pick_place": len(PHASES)}  # skill -> phases it runs
+CLEAR = 0.03  # the held object's bottom over the target's top while carrying
 
 
-def _spec(layout: Layout) -> ExpertSpec | None:
-    """The expert spec of a robosuite scene (other scenes' pick experts are not ours)."""
-    scene = layout.compiled.scene
-    exp = scene.task.expert
-    ours = scene.name.startswith(SCENE_PREFIX)
-    return exp if ours and exp is not None and exp.skill in SKILLS and exp.object else None
+class PickExpert(PhaseMachine):
+    """`pick_lift` and `pick_place` (module doc)."""
 
+    def __init__(self, ctx: PolicyContext, exp: ExpertSpec) -> None:
+        super().__init__(ctx, exp)
+        m = ctx.compiled.model
+        obj, tgt = (m.body(b).id for b in parts(exp)[0])
+        (self.center, self.half), (_, tgt_half) = (body_extent(ctx.compiled, b) for b in (obj, tgt))
+        xy = self.half[:2]
+        square = abs(xy[0] - xy[1]) < 1e-3
+        # A box closes across its narrow side (modulo 90 degrees when square); a round
+        # object (its footprint a circle's box) any way, so the hand keeps its yaw.
+        self.round = bool(m.geom_type[np.flatnonzero(m.geom_bodyid == obj)].max() != 6)
+        self.axis = int(np.argmin(xy))
+        self.period = np.pi / 2 if square else np.pi
+        self.geom = GraspGeometry(self.axis, self.period, float(self.half[2]), 2 * float(xy.min()))
+        self.place = exp.skill == "pick_place"
+        self.offset = np.asarray(exp.target_offset)
+        self.target_top = float(tgt_half[2])
+        self.carry_z = np.zeros(self.num_envs)
 
-def _bodies(layout: Layout) -> np.ndarray:
-    exp = _spec(layout)
-    assert exp is not None and exp.object is not None
-    m = layout.compiled.model
-    return np.array([m.body(exp.object).id, m.body(exp.target or exp.object).id])
-
-
-OBS_TERMS.register(
-    TERM,
-    ObsTerm("privileged", lambda lay: (2, 3), source="body_pos", index=_bodies,
-            applies=lambda lay: _spec(lay) is not None),
-)  # fmt: skip
-
-
-class RobosuiteExpert:
-    """Vectorized phase machine for one robosuite pick task (B envs)."""
-
-    views: tuple[CameraView, ...] = ()  # reads simulator state; renders nothing
-
-    def __init__(self, ctx: PolicyContext) -> None:
-        exp = ctx.compiled.scene.task.expert
-        if exp is None or exp.skill not in SKILLS or not exp.object:
-            raise ValueError(
-                f"the robosuite_expert takes the pick tasks ({', '.join(SKILLS)}); scene "
-                f"{ctx.compiled.scene.name!r} has expert {exp.skill if exp else None!r}"
-            )
-        conv = ctx.typed(PolicyOptions).actions
-        if conv.space != "osc_pose" or ctx.action_space != "osc_pose":
-            raise ValueError("the robosuite_expert drives robosuite's osc_pose controller")
-        grip, one = GRIPPERS[conv.gripper], np.ones(1)
-        self.cmd = {False: float(grip.from_open1(one, one)[0]),
-                    True: float(grip.from_open1(np.zeros(1), one)[0])}  # fmt: skip
-        self.action_space = ctx.action_space
-        self.last = SKILLS[exp.skill] - 1
-        self.lift, self.offset = exp.lift, np.asarray(exp.target_offset)
-        self.phase = np.zeros(ctx.num_envs, dtype=np.int64)
-        self.count = np.zeros(ctx.num_envs, dtype=np.int64)
-        self.anchor = np.zeros((ctx.num_envs, 3))
-
-    def reset(self, instruction: str, env_ids: np.ndarray | None = None) -> None:
-        ids = slice(None) if env_ids is None else np.asarray(env_ids)
-        self.phase[ids] = 0
-        self.count[ids] = 0
-
-    def close(self) -> None:
-        """Nothing to release."""
-
-    def _target(self, k: int, ee: np.ndarray, obj: np.ndarray, goal: np.ndarray) -> np.ndarray:
+    def _plan(
+        self, ee: np.ndarray, cur: np.ndarray, moved: np.ndarray, s: dict[str, Any],
+        nxt: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+        pos = np.asarray(s[BODIES], dtype=np.float64)
+        rot = quat_to_mat(np.asarray(s[QUATS], dtype=np.float64)[:, 0])
+        obj = pos[:, 0] + rot @ self.center
+        goal = pos[:, 1] + self.offset
+        ph, c = self.phase, self.count
+        target, speed = ee.copy(), np.ones(len(ee))
+        grip = np.full(len(ee), self.close_cmd)
         up = np.array([0.0, 0.0, 1.0])
-        name = PHASES[k][0]
-        if name == "hover":
-            return obj + HOVER * up
-        if name == "descend":
-            return obj
-        if name == "lift":
-            return self.anchor + self.lift * up
-        if name == "carry":
-            return np.concatenate([goal[:, :2], ee[:, 2:]], axis=1)
-        if name == "lower":
-            return goal + self.offset
-        if name == "retreat":
-            return self.anchor + HOVER * up
-        return self.anchor  # close, release: hold still
+        grasp = obj + self.geom.grasp_dz * up
+        held = np.linalg.norm(obj - ee - self.hold, axis=1) < HOLD_SLIP
 
-    def act(self, obs: dict[str, Any], env_ids: np.ndarray | None = None) -> np.ndarray:
-        ee = np.asarray(obs["policy"]["ee_pos"])
-        bodies = np.asarray(obs["privileged"][TERM])
-        fresh = self.count == 0
-        self.anchor[fresh] = ee[fresh]
-        action = np.zeros((len(ee), 7))
-        for k in np.unique(self.phase):
-            sel = self.phase == k
-            target = self._target(int(k), ee, bodies[:, 0], bodies[:, 1])[sel]
-            err = target - ee[sel]
-            action[sel, :3] = np.clip(err * GAIN / POS_SCALE, -1.0, 1.0)
-            action[sel, 6] = self.cmd[PHASES[k][1]]
-            _, _, tol, most = PHASES[k]
-            self.count[sel] += 1
-            done = (np.linalg.norm(err, axis=1) < tol) | (self.count[sel] >= most)
-            done &= k < self.last
-            ids = np.flatnonzero(sel)[done]
-            self.phase[ids] += 1
-            self.count[ids] = 0
-        return action[:, None, :]
+        m = (ph == APPROACH) & ~self.round
+        heading = np.arctan2(rot[:, 1, self.axis], rot[:, 0, self.axis])
+        self.closing[m] = (cur - wrap_angle(cur - heading, self.period))[m]
+        m = ph == APPROACH
+        above = grasp + self.geom.hover * up
+        target[m], grip[m] = above[m], self.open_cmd
+        turned = np.abs(wrap_angle(cur - self.closing, np.pi)) < 0.05
+        near = np.linalg.norm(above - ee, axis=1) < 0.01
+        self._enter(m & ((near & turned) | (c >= 100)), DESCEND, nxt, ee)
+
+        m = ph == DESCEND
+        target[m], grip[m], speed[m] = grasp[m], self.open_cmd, 0.5
+        done = (np.linalg.norm(grasp - ee, axis=1) < 0.004) | ((c >= 8) & (moved < 5e-4))
+        self._enter(m & (done | (c >= 60)), CLOSE, nxt, ee)
+
+        m = ph == CLOSE
+        target[m] = self.anchor[m]
+        done = m & (c >= 10)
+        self.hold[done] = (obj - ee)[done]
+        bottom = obj[:, 2] - self.half[2]
+        top = goal[:, 2] - self.offset[2] + self.target_top
+        lift = np.maximum(self.exp.lift, top + CLEAR - bottom) if self.place else self.exp.lift
+        self.carry_z[done] = (ee[:, 2] + lift)[done]
+        self._enter(done, LIFT, nxt, ee)
+
+        m = ph == LIFT
+        target[m] = self.anchor[m]
+        target[m, 2] = self.carry_z[m]
+        if self.place:
+            self._enter(m & (np.abs(ee[:, 2] - self.carry_z) < 0.015), CARRY, nxt, ee)
+        self._retry(m & (c >= 8) & ~held, nxt)
+
+        place = goal - self.hold
+        m = ph == CARRY
+        target[m] = place[m]
+        target[m, 2] = self.carry_z[m]
+        xy_err = np.linalg.norm(place[:, :2] - ee[:, :2], axis=1)
+        self._enter(m & (((xy_err < 0.005) & (moved < 2e-3)) | (c >= 150)), LOWER, nxt, ee)
+        self._retry(m & ~held, nxt)
+
+        m = ph == LOWER
+        target[m] = place[m]
+        speed[m] = 0.5
+        done = (np.abs(place[:, 2] - ee[:, 2]) < 0.004) | ((c >= 6) & (moved < 5e-4))
+        self._enter(m & (done | (c >= 60)), RELEASE, nxt, ee)
+        self._retry(m & ~held, nxt)
+
+        m = ph == RELEASE
+        target[m], grip[m] = self.anchor[m], self.open_cmd
+        self._enter(m & (c >= 10), RETREAT, nxt, ee)
+
+        m = ph == RETREAT
+        target[m], grip[m] = self.anchor[m] + 0.1 * up, self.open_cmd
+        self._retry(m & (c >= 40), nxt)  # still running: the placement did not hold
+        return target, speed, grip
 
 
-@register_policy("robosuite_expert")
-def _robosuite_expert(ctx: PolicyContext) -> RobosuiteExpert:
-    return RobosuiteExpert(ctx)
+def _expert(ctx: PolicyContext) -> PhaseMachine:
+    exp = ctx.compiled.scene.task.expert
+    if exp is None or exp.skill not in SKILLS:
+        raise ValueError(
+            f"the robosuite_expert takes the skills {', '.join(SKILLS)}; scene "
+            f"{ctx.compiled.scene.name!r} has expert {exp.skill if exp else None!r}"
+        )
+    if exp.skill == "open_door":
+        return DoorExpert(ctx, exp)
+    return PickExpert(ctx, exp)
+
+
+register_policy("robosuite_expert")(_expert)

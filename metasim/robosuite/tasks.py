@@ -87,7 +87,8 @@ TASKS: dict[str, TaskFacts] = {
             "skill": "pick_place",
             "object": "Can_main",
             "target": "VisualCan_main",
-            "target_offset": (0.0, 0.0, 0.05),
+            "target_offset": (0.0, 0.0, 0.02),
+            "lift": 0.15,
         },
     ),
     # on_peg(peg1): |dx|, |dy| < 0.03 from peg1's body and z below the table + 0.05.
@@ -113,6 +114,7 @@ TASKS: dict[str, TaskFacts] = {
         {"rs_joint_above": {"joint": "Door_hinge", "value": 0.3}},
         horizon=1000,
         placed=("Door_main",),
+        expert={"skill": "open_door", "fixture": "Door_main"},
     ),
 }
 ROBOSUITE_SUITE = "robosuite"

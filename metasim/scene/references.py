@@ -171,6 +171,8 @@ def _expert_issues(scene: Scene) -> Iterator[Issue]:
         yield from need("target", exp.target, "an object, fixture or fixture site", targets)
     if exp.skill in ("open_drawer", "close_drawer"):
         yield from need("fixture", exp.fixture, "a drawer fixture", drawers)
+    if exp.skill == "open_door":
+        yield from need("fixture", exp.fixture, "a hinged door's body", fixture_bodies(scene))
 
 
 # ---------------------------------------------------------------- names and files

@@ -138,7 +138,7 @@ class Grasped(PredicateBase):
 class ExpertSpec(Strict):
     """Parameters of the built-in scripted expert for this task (state-based, IK)."""
 
-    skill: Literal["pick_lift", "pick_place", "push", "open_drawer", "close_drawer"]
+    skill: Literal["pick_lift", "pick_place", "push", "open_drawer", "close_drawer", "open_door"]
     object: str | None = None
     target: str | None = None
     target_offset: Vec3 = (0.0, 0.0, 0.0)

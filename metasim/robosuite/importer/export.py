@@ -53,13 +53,13 @@ class Export:
 
 
 def folder_of(task: str) -> Path:
-    """The export's folder, keyed also by where the reference venv really is: the world
-    file names robosuite's asset files by their absolute paths in that venv."""
+    """The task's cache folder, keyed also by the reference venv's path: the world names
+    robosuite's asset files by absolute path into it, so an export made from another
+    checkout's venv (gone with it) is not taken."""
     from metasim.libero.reference.simulator import VENV
 
-    where = VENV.resolve()
-    key = f"{_VERSION}:{task}:{MODEL_SEED}:{N_STATES}:{where}"
-    key = hashlib.sha1(key.encode()).hexdigest()[:10]
+    text = f"{_VERSION}:{task}:{MODEL_SEED}:{N_STATES}:{VENV.absolute()}"
+    key = hashlib.sha1(text.encode()).hexdigest()[:10]
     return cache_dir() / "robosuite" / f"{task}-{key}"
 
 

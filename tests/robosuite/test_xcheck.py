@@ -1,0 +1,30 @@
+"""The success cross-check against robosuite (metasim.robosuite.checks.xcheck), bounded
+for CI: the expert's first two Door episodes in metasim, replayed in robosuite 1.4.0 from
+their start states (the door's placed pose included); both sides succeed, robosuite within
+a few steps of metasim. The full figure (4 tasks x 20 episodes) is in docs/robosuite.md."""
+
+from __future__ import annotations
+
+from metasim.evaluate.config import compose
+from metasim.reference.benchmark import check_argv
+from metasim.robosuite.checks.xcheck import replay, run_metasim, summarize
+from metasim.robosuite.importer.export import MODEL_SEED
+from metasim.robosuite.reference.simulator import RobosuiteRef
+from metasim.robosuite.tasks import task_facts
+
+
+def test_xcheck_is_a_registered_check() -> None:
+    assert check_argv("robosuite", "xcheck") == ("robosuite", "xcheck")
+
+
+def test_door_expert_successes_are_robosuite_successes(ref: RobosuiteRef) -> None:
+    facts = task_facts("Door")
+    ref.load(facts.env, seed=MODEL_SEED, placed=list(facts.placed))
+    spec = compose(["policy=robosuite_expert", "num_envs=2"]).rollout
+    rows = [replay(ref, ep) for ep in run_metasim("Door", spec, [0, 1])]
+    assert all(r.metasim_success and r.reference_success for r in rows)
+    for r in rows:
+        assert r.metasim_success_step is not None and r.reference_success_step is not None
+        assert abs(r.metasim_success_step - r.reference_success_step) <= 5
+    summary = summarize(rows)["all"]
+    assert (summary["both"], summary["confirmed"]) == (2, 1.0)
