@@ -20,8 +20,12 @@ into the descriptions LeRobot's env of a benchmark gives
 
 `mode: chunk` (default) predicts a chunk per env and lets the harness execute
 `n_action_steps` of it (or ensemble), so envs that reset at different times stay
-independent; `mode: select_action` calls LeRobot's own `select_action` queue (one batch
-for all envs; use it with num_envs equal to the episodes in flight).
+independent; `mode: per_env` calls LeRobot's own `select_action` step by step, each env
+on its own queues (the observation history of policies with `n_obs_steps > 1`, such as
+diffusion, which cannot predict a chunk from one observation, and the queued actions), as
+LeRobot's eval does for every policy, whatever num_envs; `mode: select_action` calls one
+`select_action` queue for all envs (one batch; use it with num_envs equal to the
+episodes in flight).
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ TASK_KEY = "task"  # LeRobot's key of the language instruction (a list of string
 class LeRobotOptions(AdapterOptions):
     path: str
     device: str = "cpu"
-    mode: Literal["chunk", "select_action"] = "chunk"
+    mode: Literal["chunk", "per_env", "select_action"] = "chunk"
     resize: Literal["resize_with_pad", "resize", "center_crop", "none"] = "resize"
     n_action_steps: int | None = Field(default=None, ge=1)  # default: the checkpoint's
 
@@ -134,6 +138,8 @@ class LeRobotPolicy(AdapterPolicy):
     def reset_env(self, env: int) -> None:
         if self.o.mode == "select_action":
             self.runner.reset()
+        elif self.o.mode == "per_env":
+            self.runner.reset_env(env)
 
     def infer_batch(self, env_ids: np.ndarray, batch: dict[str, Any]) -> np.ndarray:
         inputs: dict[str, Any] = {k: v for k, v in batch.items() if k in self.runner.input_shapes}
@@ -150,6 +156,13 @@ class LeRobotPolicy(AdapterPolicy):
                 texts[int(i)] = text
             full[TASK_KEY] = texts
             return self.runner.select_action(full)[env_ids][:, None, :]
+        if self.o.mode == "per_env":
+            rows = []
+            for j, env in enumerate(env_ids):
+                row: dict[str, Any] = {k: np.asarray(v)[j : j + 1] for k, v in inputs.items()}
+                row[TASK_KEY] = task[j : j + 1]
+                rows.append(self.runner.select_action_of(int(env), row))
+            return np.concatenate(rows)[:, None, :]
         inputs[TASK_KEY] = task
         return self.runner.predict_chunk(inputs)[:, : self.steps]
 

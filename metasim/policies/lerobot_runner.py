@@ -23,6 +23,7 @@ with `--no-deps` next to the torch / torchvision pair of metasim's `[torch]` ext
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import sys
 from pathlib import Path
@@ -109,6 +110,7 @@ class LeRobotRunner:
         # True: images of any height and width go to the policy as they are (LeRobot's eval
         # hands its env's frames over unresized; the policy's processors resize them)
         self.any_image_size = any_image_size
+        self._per_env: dict[int, Any] = {}  # env -> its policy copy (select_action_of)
         checkpoint_problems(path)
         import_lerobot()
         from lerobot.configs.policies import PreTrainedConfig
@@ -221,6 +223,29 @@ class LeRobotRunner:
         self.preprocessor.reset()
         self.postprocessor.reset()
         self._queued_batch = None
+
+    def select_action_of(self, env: int, batch: dict[str, Any]) -> np.ndarray:
+        """`select_action` of env `env` alone, on its own copy of the policy: the copy
+        shares the weights but keeps its own queues (observation history, queued actions),
+        as LeRobot's eval runs each env's episode; (1, action_dim) float32 for a one-row
+        batch. `reset_env(env)` starts the env's next episode."""
+        import torch
+
+        policy = self._per_env.get(env)
+        if policy is None:
+            if getattr(self.config, "temporal_ensemble_coeff", None) is not None:
+                raise ValueError("per-env queues: temporal ensembling keeps shared state")
+            policy = copy.copy(self.policy)  # shallow: the same modules and weights
+            policy.reset()  # its own queues
+            self._per_env[env] = policy
+        obs = self._to_lerobot(batch)
+        with torch.inference_mode():
+            action = self.postprocessor(policy.select_action(self.preprocessor(obs)))
+        return self._to_numpy(action, (len(obs[TASK]), self.action_dim))
+
+    def reset_env(self, env: int) -> None:
+        """The start of env `env`'s next episode (`select_action_of`): a fresh queue."""
+        self._per_env.pop(env, None)
 
     def select_action(self, batch: dict[str, Any]) -> np.ndarray:
         """One unnormalized action per env, (B, action_dim) float32.

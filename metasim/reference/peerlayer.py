@@ -14,8 +14,9 @@ What it holds (both reference venvs run CPython 3.11, as metasim's venv, so one 
 serves both): torch 2.14.1 + torchvision 0.29.1, metasim's [torch] pair (PyPI's CUDA build,
 run on the CPU; the only torchvision whose compiled ops load with it, and LeRobot's
 processor package imports torchvision), with their own dependencies; lerobot 0.4.4
-with --no-deps plus exactly the modules `lerobot.envs.{libero,metaworld,utils,factory}`
-and `lerobot.processor` import (found by importing them in both venvs). Measured here:
+with --no-deps plus exactly the modules `lerobot.envs.{libero,metaworld,utils,factory}`,
+`lerobot.processor` and `lerobot.scripts.lerobot_eval` import (found by importing them in
+both venvs). Measured here:
 63-80 s from the machine's local wheel index (two builds), 5.0 GB (4.4 GB of it torch and
 its nvidia libraries), once; triton (GPU kernel compiler only) is removed afterwards, as
 scripts/setup.sh removes it from metasim's venv (it breaks Mesa's llvmpipe).
@@ -68,6 +69,7 @@ LEROBOT = [
     "pyyaml-include==1.4.1",
     "requests==2.34.2",
     "safetensors==0.8.0",
+    "termcolor==3.3.0",  # lerobot-eval's (metasim.reference.lerobot_eval)
     "toml==0.10.2",
     "tqdm==4.70.1",
     "typing-inspect==0.9.0",
