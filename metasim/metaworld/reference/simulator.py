@@ -19,54 +19,35 @@ from typing import Any
 import numpy as np
 
 from metasim.paths import ROOT
-from metasim.reference import refvenv
-from metasim.reference.refvenv import RefWorker, VenvSpec
+from metasim.reference.spec import Reference, ReferenceSpec
 
 VENV = ROOT / ".cache" / "metaworld-ref"
-WORKER = Path(__file__).with_name("worker.py")
 # metaworld 3.1.1 pins mujoco==3.3.0 and needs gymnasium>=1.1; gymnasium's MuJoCo envs
 # import `packaging` without declaring it (gymnasium 1.4.0), so it is named here.
 REQUIREMENTS = ["metaworld==3.1.1", "mujoco==3.3.0", "gymnasium>=1.1", "packaging"]
-MUJOCO = "3.3.0"
-PROBE = "import metaworld, metaworld.policies, mujoco; print(mujoco.__version__)"
-STAMP = refvenv.STAMP
-PROBE_TIMEOUT = 120.0  # seconds for the venv's python to import metaworld
 
 
 class MetaWorldRefError(RuntimeError):
     """The Meta-World reference could not be built, started, or answered with an error."""
 
 
-SPEC = VenvSpec(tuple(REQUIREMENTS), PROBE, MUJOCO, "metaworld", MetaWorldRefError)
+SPEC = ReferenceSpec(
+    requirements=tuple(REQUIREMENTS),
+    probe="import metaworld, metaworld.policies, mujoco; print(mujoco.__version__)",
+    version="3.3.0",
+    what="metaworld",
+    error=MetaWorldRefError,
+    label="Meta-World reference",
+    venv=VENV,
+    worker=Path(__file__).with_name("worker.py"),
+)
+venv_ok, build_venv, ensure_venv = SPEC.venv_ok, SPEC.build_venv, SPEC.ensure_venv
 
 
-def venv_ok(venv: Path = VENV) -> bool:
-    """True when the venv exists, was built from REQUIREMENTS and imports metaworld on
-    MuJoCo 3.3.0."""
-    return refvenv.venv_ok(SPEC, venv, PROBE_TIMEOUT)
-
-
-def build_venv(venv: Path = VENV, python: str | None = None) -> float:
-    """(Re)build the reference venv from PyPI; returns the seconds it took (about a minute
-    the first time, a 36 MB wheel plus MuJoCo 3.3.0)."""
-    return refvenv.build_venv(SPEC, venv, python)
-
-
-def ensure_venv(venv: Path = VENV) -> Path:
-    """The reference venv's python, building the venv first if needed."""
-    return refvenv.ensure_venv(SPEC, venv, PROBE_TIMEOUT)
-
-
-class MetaWorldRef(RefWorker):
+class MetaWorldRef(Reference):
     """One worker process of the reference venv. Not thread-safe; one request at a time."""
 
-    label = "Meta-World reference"
-    error = MetaWorldRefError
-
-    def __init__(
-        self, python: Path | None = None, timeout: float = 600.0, startup: float = 120.0
-    ) -> None:
-        super().__init__(python or ensure_venv(), WORKER, refvenv.worker_env(), timeout, startup)
+    spec = SPEC
 
     # -- commands -------------------------------------------------------------------------
     def versions(self) -> dict[str, str]:
