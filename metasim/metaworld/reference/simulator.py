@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from metasim.paths import ROOT
-from metasim.reference.spec import Reference, ReferenceSpec
+from metasim.reference.spec import TABLES, Reference, ReferenceSpec
 
 VENV = ROOT / ".cache" / "metaworld-ref"
 # metaworld 3.1.1 pins mujoco==3.3.0 and needs gymnasium>=1.1; gymnasium's MuJoCo envs
@@ -40,6 +40,7 @@ SPEC = ReferenceSpec(
     label="Meta-World reference",
     venv=VENV,
     worker=Path(__file__).with_name("worker.py"),
+    modules=(Path(__file__).with_name("envstate.py"), TABLES),
 )
 venv_ok, build_venv, ensure_venv = SPEC.venv_ok, SPEC.build_venv, SPEC.ensure_venv
 

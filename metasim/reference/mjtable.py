@@ -1,6 +1,8 @@
-"""The numeric fields of an MjModel, enumerated the same way in any MuJoCo version: the
-reference worker (MuJoCo 3.17, in its own venv; it loads this file by path) and metasim's
-model diff (MuJoCo 4) both call `model_arrays`. Pure: imports numpy only, never metasim."""
+"""The MjModel element table, one for every benchmark: the numeric fields of an MjModel and
+the names of their rows, enumerated the same way in any MuJoCo version. A reference worker
+(LIBERO's MuJoCo 3.17, Meta-World's 3.3.0, in their own venvs; refwire hands it this file,
+`spec.TABLES`) and metasim's model diff (MuJoCo 4) both call it. Pure: imports numpy only
+(the caller passes its `mujoco`), never metasim."""
 
 from __future__ import annotations
 
@@ -109,3 +111,14 @@ def model_arrays(m: Any, mujoco: Any) -> dict[str, Any]:
             obj = getattr(obj, part)
         structs.update(_struct_fields(obj, path))
     return {"arrays": arrays, "names": names, "structs": structs, "counts": counts}
+
+
+def element_names(m: Any, key: str, rows: int, mujoco: Any) -> list[str]:
+    """Names of the rows of MjModel array `key` (`rows` of them): the element's name, or
+    "#<row>" for an unnamed element or an array that is not one row per named element
+    (dof_*, qpos0, ...)."""
+    size, obj = MODEL_KINDS.get(key.split("_", 1)[0], ("", ""))
+    if obj and rows == int(getattr(m, size)):
+        kind = getattr(mujoco.mjtObj, obj)
+        return [mujoco.mj_id2name(m, kind, i) or f"#{i}" for i in range(rows)]
+    return [f"#{i}" for i in range(rows)]
