@@ -2,18 +2,17 @@
 for a benchmark, run in the benchmark's reference venv with the peer layer
 (`metasim.reference.peerlayer`) on its worker's path, driven over a pipe.
 
-A benchmark declares its peer as a subclass naming its reference (`spec`: the venv and the
-error class), its harness (the worker module: `commands(peerwire, worker)`, see
-`metasim/reference/peerwire.py`) and its action size, and adds its own `make`:
+A benchmark declares its peer as a subclass naming its reference (`spec`: the venv, the
+error class, the name in messages) and its action size, and adds its own `make`; its
+harness (the worker module: `commands(peerwire, worker)`, see
+`metasim/reference/peerwire.py`) is `lerobot_peer.py` next to the reference's worker:
 
     class LeRobotToyPeer(LeRobotPeer):
         spec = SPEC                                   # the benchmark's ReferenceSpec
-        harness = Path(__file__).with_name("lerobot_peer.py")
-        label = "LeRobot toy peer"
         action_dim = 7
 
         def make(self, task: str, seed: int = 0) -> dict[str, Any]:
-            return self.call("make", task=task, seed=seed)
+            return self.ask("make", locals())
 """
 
 from __future__ import annotations
@@ -34,7 +33,6 @@ class LeRobotPeer(RefWorker):
     """One worker process running LeRobot's env for `spec`'s benchmark. Not thread-safe."""
 
     spec: ClassVar[ReferenceSpec]
-    harness: ClassVar[Path]
     action_dim: ClassVar[int]
 
     def __init__(
@@ -44,12 +42,12 @@ class LeRobotPeer(RefWorker):
         timeout: float = 600.0,
         startup: float = 300.0,
     ) -> None:
-        layer = layer or peerlayer.ensure_layer()
-        self.error = self.spec.error
-        env = self.spec.worker_env(PEER_PATH=str(layer), **self.peer_env(layer))
-        python = python or self.spec.ensure_venv()
-        modules = (PEERWIRE, self.spec.worker)
-        super().__init__(python, self.harness, env, timeout, startup, modules)
+        spec, layer = self.spec, layer or peerlayer.ensure_layer()
+        self.label, self.error = f"LeRobot {spec.name} peer", spec.error
+        env = spec.worker_env(PEER_PATH=str(layer), **self.peer_env(layer))
+        harness = spec.worker.with_name("lerobot_peer.py")
+        python = python or spec.ensure_venv()
+        super().__init__(python, harness, env, timeout, startup, (PEERWIRE, spec.worker))
 
     def peer_env(self, layer: Path) -> dict[str, str]:
         """Variables the harness needs in its environment, besides `PEER_PATH` (none)."""

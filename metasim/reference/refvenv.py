@@ -108,16 +108,16 @@ def ensure_venv(spec: VenvSpec, venv: Path, timeout: float) -> Path:
 
 
 def worker_env(**extra: str) -> dict[str, str]:
-    """A worker's environment: EGL for any rendering, one thread, no metasim on the path,
-    plus `extra`."""
+    """A worker's environment: EGL for any rendering, one thread (unless OMP_NUM_THREADS is
+    set), no metasim on the path, then `extra` (which may override any of these)."""
     env = dict(os.environ)
     env.update(
         MUJOCO_GL="egl",
         PYOPENGL_PLATFORM="egl",
         OMP_NUM_THREADS=env.get("OMP_NUM_THREADS", "1"),
         PYTHONDONTWRITEBYTECODE="1",
-        **extra,
     )
+    env.update(extra)
     env.pop("PYTHONPATH", None)
     return env
 
@@ -193,6 +193,12 @@ class RefWorker:
         self._proc.stdin.write(json.dumps({"cmd": cmd, **encode(args)}) + "\n")
         self._proc.stdin.flush()
         return self._reply()
+
+    def ask(self, cmd: str, args: dict[str, Any]) -> dict[str, Any]:
+        """`call(cmd, **args)` without `self`: a typed command that sends its own parameters
+        states them once, in its signature (`return self.ask("load", locals())`, after
+        converting any parameter in place)."""
+        return self.call(cmd, **{k: v for k, v in args.items() if k != "self"})
 
     def close(self) -> None:
         if self._proc.poll() is None:

@@ -12,7 +12,7 @@ the worker process (pipe, codec, timeouts, one-line errors) are `refvenv`'s:
         version="3.17.0",
         what="robosuite",
         error=RobosuiteRefError,
-        label="robosuite reference",
+        name="robosuite",
         venv=ROOT / ".cache" / "robosuite-ref",
         worker=Path(__file__).with_name("worker.py"),
     )
@@ -22,7 +22,7 @@ the worker process (pipe, codec, timeouts, one-line errors) are `refvenv`'s:
         spec = SPEC
 
         def load(self, task: str) -> dict[str, Any]:
-            return self.call("load", task=task)
+            return self.ask("load", locals())   # sends task=task
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ class ReferenceSpec(VenvSpec):
     """One benchmark's reference simulator. On top of the venv's facts (`VenvSpec`:
     requirements, probe, version, `what` names the package in messages, `error`):
 
-    - `label`: names the worker in its errors ("LIBERO reference");
+    - `name`: the benchmark's name in messages (its worker's errors say "<name> reference",
+      its LeRobot peer's "LeRobot <name> peer");
     - `venv`: the venv's folder (built there on first use);
     - `worker`: the worker module (runs in the venv, defines `commands()`), and `modules`,
       the worker-side modules handed to its `commands(*modules)` (refwire's doc);
@@ -53,7 +54,7 @@ class ReferenceSpec(VenvSpec):
       seconds per request; `startup`: seconds for the worker's imports.
     """
 
-    label: str
+    name: str
     venv: Path
     worker: Path
     modules: tuple[Path, ...] = ()
@@ -61,6 +62,11 @@ class ReferenceSpec(VenvSpec):
     probe_timeout: float = 120.0
     timeout: float = 600.0
     startup: float = 120.0
+
+    @property
+    def label(self) -> str:
+        """Names the worker in its errors."""
+        return f"{self.name} reference"
 
     def venv_ok(self, venv: Path | None = None) -> bool:
         """True when the venv exists, was built from the requirements and its probe prints

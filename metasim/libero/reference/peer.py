@@ -23,8 +23,6 @@ class LeRobotLiberoPeer(LeRobotPeer):
     """One worker process running LeRobot's LIBERO env. Not thread-safe."""
 
     spec = SPEC
-    harness = Path(__file__).with_name("lerobot_peer.py")
-    label = "LeRobot LIBERO peer"
     action_dim = 7
 
     def peer_env(self, layer: Path) -> dict[str, str]:
@@ -36,4 +34,4 @@ class LeRobotLiberoPeer(LeRobotPeer):
         """LeRobot's env for the task, reset at LIBERO init state `init` with `seed` (see
         the harness's `make`): obs, info, init_qpos, init_qvel, state, controller. `step`
         replies add controller and success."""
-        return self.call("make", suite=suite, task=task, init=init, seed=seed)
+        return self.ask("make", locals())

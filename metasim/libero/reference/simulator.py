@@ -51,7 +51,7 @@ SPEC = ReferenceSpec(
     version="3.17.0",
     what="LIBERO",
     error=RefSimError,
-    label="LIBERO reference",
+    name="LIBERO",
     venv=VENV,
     worker=Path(__file__).with_name("worker.py"),
     modules=(TABLES,),
@@ -74,7 +74,7 @@ class ReferenceSim(Reference):
     def load(self, suite: str, task: int, size: int = 256, cameras: bool = True) -> dict[str, Any]:
         """Build the task's env; returns nq/nv/nu, timestep, joint address map (name ->
         type, qposadr, dofadr), body and camera names, objects/fixtures -> root body."""
-        return self.call("load", suite=suite, task=task, size=size, cameras=cameras)
+        return self.ask("load", locals())
 
     def reset(self, init: int = 0, seed: int | None = 0) -> tuple[dict[str, Any], dict[str, Any]]:
         """env.seed(seed); env.reset(); env.set_init_state(init_states[init]). With seed
@@ -82,7 +82,7 @@ class ReferenceSim(Reference):
         reset, so openpi's loop (seed once, then reset per episode) is `seed=None` after
         the first episode.
         Returns (state, controller state) — see `step` for the state's keys."""
-        reply = self.call("reset", init=init, seed=seed)
+        reply = self.ask("reset", locals())
         return reply["state"], reply["controller"]
 
     def step(
@@ -107,10 +107,8 @@ class ReferenceSim(Reference):
         `obs_agentview`, `obs_robot0_eye_in_hand`; upside down), cameras on; step with
         `observe` only from a reset to keep LIBERO's harness's sampling instant (a
         `render` or camera-less step moves it: the worker's `step` doc)."""
-        acts = np.asarray(actions, dtype=np.float64).reshape(-1, 7)
-        reply = self.call(
-            "step", actions=acts.tolist(), render=render, observe=observe, state_at=state_at
-        )
+        acts = np.asarray(actions, dtype=np.float64).reshape(-1, 7).tolist()
+        reply = self.call("step", actions=acts, render=render, observe=observe, state_at=state_at)
         return dict(reply["steps"])
 
     def render(self) -> dict[str, np.ndarray]:

@@ -11,7 +11,6 @@ reference venv, driven over a pipe: the peer of metasim's `lerobot_metaworld` pr
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from metasim.metaworld.reference.simulator import SPEC
@@ -22,8 +21,6 @@ class LeRobotMetaworldPeer(LeRobotPeer):
     """One worker process running LeRobot's Meta-World env. Not thread-safe."""
 
     spec = SPEC
-    harness = Path(__file__).with_name("lerobot_peer.py")
-    label = "LeRobot Meta-World peer"
     action_dim = 4
 
     def make(
@@ -32,4 +29,4 @@ class LeRobotMetaworldPeer(LeRobotPeer):
         """LeRobot's env for `task` on the benchmark's variation, reset with `seed` (see
         the harness's `make`): obs, mocap_pos, ctrl, max_steps. `step` replies add
         mocap_pos and ctrl."""
-        return self.call("make", task=task, benchmark=benchmark, variation=variation, seed=seed)
+        return self.ask("make", locals())

@@ -37,7 +37,7 @@ SPEC = ReferenceSpec(
     version="3.3.0",
     what="metaworld",
     error=MetaWorldRefError,
-    label="Meta-World reference",
+    name="Meta-World",
     venv=VENV,
     worker=Path(__file__).with_name("worker.py"),
     modules=(Path(__file__).with_name("envstate.py"), TABLES),
@@ -57,23 +57,20 @@ class MetaWorldRef(Reference):
 
     def tasks(self, benchmark: str = "MT50", split: str = "train", seed: int = 0) -> list[str]:
         """The env names of a benchmark split (e.g. "reach-v3"), in the benchmark's order."""
-        return [
-            str(t) for t in self.call("tasks", benchmark=benchmark, split=split, seed=seed)["tasks"]
-        ]
+        return [str(t) for t in self.ask("tasks", locals())["tasks"]]
 
     def variations(
         self, benchmark: str, task: str, split: str = "train", seed: int = 0
     ) -> np.ndarray:
         """The task's variations in the benchmark: rand_vec (K, d), K = 50; d and its
         meaning (object and goal positions) depend on the task."""
-        reply = self.call("variations", benchmark=benchmark, task=task, split=split, seed=seed)
-        return np.asarray(reply["rand_vec"])
+        return np.asarray(self.ask("variations", locals())["rand_vec"])
 
     def facts(self, task: str) -> dict[str, Any]:
         """A live env's facts (see the worker's `facts`): xml (path inside the package),
         timestep, frame_skip, action_scale, mocap_low/high (3,), max_path_length, sizes,
         cameras, actuators, hand (3,), rand_vec, render size."""
-        return self.call("facts", task=task)
+        return self.ask("facts", locals())
 
     def expert(
         self,
@@ -91,17 +88,7 @@ class MetaWorldRef(Reference):
         worker's `expert`; `until_success` ends it at the first success): success, steps
         (first success, 0 if none), ran, seconds, max_path_length, hand (3,) tool-centre
         position at the end."""
-        return self.call(
-            "expert",
-            benchmark=benchmark,
-            task=task,
-            variation=variation,
-            split=split,
-            seed=seed,
-            env_seed=env_seed,
-            max_steps=max_steps,
-            until_success=until_success,
-        )
+        return self.ask("expert", locals())
 
     def init_states(
         self,
@@ -133,22 +120,14 @@ class MetaWorldRef(Reference):
           (construction + set_task + reset per variation), variations [k...],
           max_path_length.
         """
-        ks = list(variations) if variations is not None else None
-        return self.call(
-            "init_states",
-            task=task,
-            benchmark=benchmark,
-            split=split,
-            seed=seed,
-            variations=ks,
-            reuse=reuse,
-        )
+        variations = list(variations) if variations is not None else None
+        return self.ask("init_states", locals())
 
     def expert_actions(self, task: str, obs: np.ndarray) -> np.ndarray:
         """The package's own scripted policy for `task` (`ENV_POLICY_MAP[task]()`, the one
         `expert` runs, one instance kept per task) on observations (B, 39): actions (B, 4)."""
-        rows = np.asarray(obs, dtype=np.float64).reshape(-1, 39)
-        return np.asarray(self.call("expert_actions", task=task, obs=rows)["actions"])
+        obs = np.asarray(obs, dtype=np.float64).reshape(-1, 39)
+        return np.asarray(self.ask("expert_actions", locals())["actions"])
 
     def rollout(
         self,
@@ -207,28 +186,14 @@ class MetaWorldRef(Reference):
         evaluate_state(obs, zeros(4)): the zero action only enters the reward terms
         (gripper effort), not success. Returns success (B,) and every other info key (B,),
         reward (B,) and obs (B, 39), all float64."""
-        rows = {k: np.asarray(v, dtype=np.float64) for k, v in states.items()}
-        if "qpos" not in rows:
+        states = {k: np.asarray(v, dtype=np.float64) for k, v in states.items()}
+        if "qpos" not in states:
             raise ValueError("evaluate needs states['qpos'] (B, nq)")
-        return dict(
-            self.call(
-                "evaluate",
-                task=task,
-                states=rows,
-                benchmark=benchmark,
-                split=split,
-                seed=seed,
-                variation=variation,
-            )
-        )
+        return dict(self.ask("evaluate", locals()))
 
     def bench_steps(
         self, task: str, steps: int, *, benchmark: str = "MT1", variation: int = 0, seed: int = 0
     ) -> float:
         """Seconds the package's own loop takes for `steps` env.step calls with uniform random
         actions (reset at truncation, counted), timed inside the worker (no pipe cost)."""
-        reply = self.call(
-            "bench_steps", task=task, steps=steps, benchmark=benchmark, variation=variation,
-            seed=seed,
-        )  # fmt: skip
-        return float(reply["seconds"])
+        return float(self.ask("bench_steps", locals())["seconds"])
