@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from metasim.errors import MetasimInputError
 from metasim.guards import OUT_DIR, bounded_int
+from metasim.reference.checkcli import print_summary, reference_failed
 
 
 def add_parser(sub: Any) -> None:
@@ -136,7 +136,7 @@ def rollout_spec(args: argparse.Namespace) -> tuple[Any, list[str]]:
 def run(args: argparse.Namespace) -> int:
     """Run `metasim libero xcheck`: 0 done, 1 the reference failed, 2 bad input."""
     from metasim.libero.checks.xcheck_run import format_summary, run_xcheck
-    from metasim.libero.reference.simulator import RefSimError
+    from metasim.libero.reference.simulator import SPEC, RefSimError
 
     spec, run_tasks = rollout_spec(args)
     inits = parse_inits(args.inits)
@@ -160,8 +160,7 @@ def run(args: argparse.Namespace) -> int:
             shard=shard,
         )  # fmt: skip
     except RefSimError as exc:
-        sys.stderr.write(f"error: the LIBERO reference simulator failed: {exc}\n")
-        return 1
-    print(json.dumps(summary) if args.json else format_summary(summary))
+        return reference_failed(SPEC, exc)
+    print_summary(summary, args.json, format_summary)
     print(f"episodes: {out / 'xcheck.jsonl'}", file=sys.stderr)
     return 0

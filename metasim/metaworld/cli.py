@@ -15,7 +15,8 @@ from typing import Any
 
 from metasim.cli.verbs import verb
 from metasim.errors import MetasimInputError
-from metasim.guards import OUT_DIR, SEED, bounded_int, check_out_dir
+from metasim.guards import SEED, bounded_int, check_out_dir
+from metasim.reference.checkcli import add_outputs, print_summary, reference_failed
 
 CAMERAS = ("corner", "corner2", "corner3", "corner4", "topview", "behindGripper", "gripperPOV")
 MAX_PATH_LENGTH = 500  # the package's episode length: rollouts cannot be longer
@@ -43,10 +44,7 @@ def add_parser(verbs: Any) -> None:
     par.add_argument("--tasks", default="", help="comma-separated env names (default: MT50)")
     par.add_argument("--camera", choices=CAMERAS, default="corner", help="first-frame camera")
     par.add_argument("--size", type=bounded_int(16, 1024), default=240, help="frame side, px")
-    par.add_argument("--json", action="store_true", help="print the summary as JSON")
-    par.add_argument(
-        "--frames", type=OUT_DIR, metavar="DIR", help="write each pair's two first frames as PNG"
-    )
+    add_outputs(par, frames="write each pair's two first frames as PNG")
     _add_modeldiff(sub)
 
 
@@ -60,7 +58,7 @@ def _add_modeldiff(sub: Any) -> None:
     md.add_argument("--task", required=True, help="env name, e.g. pick-place-v3")
     md.add_argument("--variation", type=bounded_int(0, 49), default=0)
     md.add_argument("--benchmark", choices=("MT50", "MT10", "MT1"), default="MT50")
-    md.add_argument("--json", action="store_true", help="print the differences as JSON")
+    add_outputs(md, "the differences")
 
 
 def _tasks(text: str, benchmark: str, flag: str = "--tasks") -> list[str]:
@@ -88,10 +86,9 @@ def _progress(line: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run `metasim metaworld parity` (see the module doc for the exit codes)."""
-    from metasim.errors import one_line
     from metasim.metaworld.checks.parity import DEFAULT_SEED
     from metasim.metaworld.checks.parity_report import format_table, run_parity
-    from metasim.metaworld.reference.simulator import MetaWorldRefError
+    from metasim.metaworld.reference.simulator import SPEC, MetaWorldRefError
 
     if args.metaworld_verb == "modeldiff":
         return run_modeldiff(args)
@@ -107,9 +104,8 @@ def run(args: argparse.Namespace) -> int:
             frames=Path(args.frames) if args.frames else None,
         )  # fmt: skip
     except MetaWorldRefError as exc:
-        sys.stderr.write(f"error: the Meta-World reference failed: {one_line(str(exc))}\n")
-        return 1
-    print(json.dumps(summary) if args.json else format_table(summary))
+        return reference_failed(SPEC, exc)
+    print_summary(summary, args.json, format_table)
     return 0 if summary["ok"] else 1
 
 
