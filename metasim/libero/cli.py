@@ -14,19 +14,25 @@ import numpy as np
 from metasim.cli.verbs import verb
 from metasim.guards import SEED, bounded_int, check_out_dir
 from metasim.libero import cli_xcheck
-from metasim.reference.checkcli import add_outputs, print_summary, reference_failed
+from metasim.reference.checkcli import (
+    add_check,
+    add_checks,
+    add_outputs,
+    print_summary,
+    reference_failed,
+)
 
 LIBERO_HORIZON = 1000  # LIBERO's episode horizon (max_steps of its suites), in control steps
 
 
 def add_parser(verbs: Any) -> None:
     """Add the `libero` verb and its sub-verb `parity` to the `metasim` parser's `verbs`."""
-    lib = verbs.add_parser("libero", help="LIBERO tools (parity against the reference simulator)")
-    sub = lib.add_subparsers(dest="libero_verb", required=True, parser_class=type(lib))
-    par = sub.add_parser(
+    sub = add_checks(verbs, "libero", "LIBERO tools (parity against the reference simulator)")
+    par = add_check(
+        sub,
         "parity",
-        help="run the reference and metasim from one init state with the same seeded "
-        "smooth random osc_pose actions; print per-step errors and the first frame's PSNR",
+        "run the reference and metasim from one init state with the same seeded smooth "
+        "random osc_pose actions; print per-step errors and the first frame's PSNR",
     )
     par.add_argument("--suite", required=True, help="libero_spatial|object|goal|10|90")
     par.add_argument(
@@ -44,9 +50,10 @@ def add_parser(verbs: Any) -> None:
 
 
 def _add_modeldiff(sub: Any) -> None:
-    md = sub.add_parser(
+    md = add_check(
+        sub,
         "modeldiff",
-        help="compare every numeric field of the imported task's compiled MjModel with the "
+        "compare every numeric field of the imported task's compiled MjModel with the "
         "reference's live model, element by element; exit 1 on an unlisted difference",
     )
     md.add_argument("--suite", required=True, help="libero_spatial|object|goal|10|90")

@@ -13,18 +13,19 @@ from typing import Any
 
 from metasim.errors import MetasimInputError
 from metasim.guards import OUT_DIR, bounded_int
-from metasim.reference.checkcli import print_summary, reference_failed
+from metasim.reference.checkcli import add_check, print_summary, reference_failed
 
 
 def add_parser(sub: Any) -> None:
     """Add the `xcheck` sub-verb to `metasim libero`'s sub-parsers `sub`."""
     from metasim.policies.base import add_allow_code
 
-    x = sub.add_parser(
+    x = add_check(
+        sub,
         "xcheck",
-        help="run a policy in metasim on (task, init) pairs, replay each episode's applied "
-        "actions in LIBERO from the same reset (and with --closed-loop run the policy in "
-        "LIBERO itself); per-task success rates with a paired interval on their difference",
+        "run a policy in metasim on (task, init) pairs, replay each episode's applied actions "
+        "in LIBERO from the same reset (and with --closed-loop run the policy in LIBERO "
+        "itself); per-task success rates with a paired interval on their difference",
     )
     x.add_argument("--policy", help="a policy config (policies/<name>.yaml), e.g. libero_expert")
     x.add_argument("--run", metavar="DIR", help="a run folder of `metasim eval`: its policy")

@@ -16,7 +16,13 @@ from typing import Any
 from metasim.cli.verbs import verb
 from metasim.errors import MetasimInputError
 from metasim.guards import SEED, bounded_int, check_out_dir
-from metasim.reference.checkcli import add_outputs, print_summary, reference_failed
+from metasim.reference.checkcli import (
+    add_check,
+    add_checks,
+    add_outputs,
+    print_summary,
+    reference_failed,
+)
 
 CAMERAS = ("corner", "corner2", "corner3", "corner4", "topview", "behindGripper", "gripperPOV")
 MAX_PATH_LENGTH = 500  # the package's episode length: rollouts cannot be longer
@@ -24,13 +30,13 @@ MAX_PATH_LENGTH = 500  # the package's episode length: rollouts cannot be longer
 
 def add_parser(verbs: Any) -> None:
     """Add the `metaworld` verb and its sub-verb `parity`."""
-    mw = verbs.add_parser("metaworld", help="Meta-World tools (parity against the package)")
-    sub = mw.add_subparsers(dest="metaworld_verb", required=True, parser_class=type(mw))
-    par = sub.add_parser(
+    sub = add_checks(verbs, "metaworld", "Meta-World tools (parity against the package)")
+    par = add_check(
+        sub,
         "parity",
-        help="run the package (MuJoCo 3.3), metasim and the raw task XML in MuJoCo 4 from "
-        "the same variation with the same smooth random actions; compare end effector, "
-        "objects and the first frame; say where and why the runs part",
+        "run the package (MuJoCo 3.3), metasim and the raw task XML in MuJoCo 4 from the "
+        "same variation with the same smooth random actions; compare end effector, objects "
+        "and the first frame; say where and why the runs part",
     )
     par.add_argument(
         "--pairs", type=bounded_int(1, 2500), default=10, help="(task, variation) pairs"
@@ -49,11 +55,12 @@ def add_parser(verbs: Any) -> None:
 
 
 def _add_modeldiff(sub: Any) -> None:
-    md = sub.add_parser(
+    md = add_check(
+        sub,
         "modeldiff",
-        help="every model field that differs between the package's task XML compiled by "
-        "MuJoCo 3.3.0 and 4.0, and between metasim's model and the reference's live model "
-        "of one variation, with its reason; exit 1 on a difference without one",
+        "every model field that differs between the package's task XML compiled by MuJoCo "
+        "3.3.0 and 4.0, and between metasim's model and the reference's live model of one "
+        "variation, with its reason; exit 1 on a difference without one",
     )
     md.add_argument("--task", required=True, help="env name, e.g. pick-place-v3")
     md.add_argument("--variation", type=bounded_int(0, 49), default=0)

@@ -11,6 +11,10 @@ reference simulator use, whatever the benchmark.
   JSON-lines codec and serving loop, run by path inside the other venv);
 - `mjtable`: the MjModel element table (every numeric field per element, the rows' names),
   the same in metasim and in any reference venv;
+- `modeldiff`: the model-diff engine over two element-table dumps, each difference with its
+  benchmark's listed reason (a `Listed` table in the benchmark's own file) or UNLISTED;
+- `checkcli`: what the check verbs share on the command line (output flags, the summary,
+  the one-line report of a reference that failed);
 - `peerlayer`: the shared folder that makes a peer harness's own code (LeRobot's envs)
   importable in a reference venv; `peer` and `peerwire`: a LeRobot peer's client base and
   its worker side (LeRobot's env built and stepped as `lerobot-eval` does);

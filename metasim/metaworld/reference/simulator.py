@@ -34,7 +34,6 @@ class MetaWorldRefError(RuntimeError):
 SPEC = ReferenceSpec(
     requirements=tuple(REQUIREMENTS),
     probe="import metaworld, metaworld.policies, mujoco; print(mujoco.__version__)",
-    version="3.3.0",
     what="metaworld",
     error=MetaWorldRefError,
     name="Meta-World",
