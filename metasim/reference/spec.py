@@ -88,7 +88,7 @@ class ReferenceSpec(VenvSpec):
 
 class Reference(RefWorker):
     """One started worker of the class's `spec` (a subclass sets it and adds its typed
-    commands over `call`). Not thread-safe; one request at a time."""
+    commands over `ask` / `call`). Not thread-safe; one request at a time."""
 
     spec: ClassVar[ReferenceSpec]
 
