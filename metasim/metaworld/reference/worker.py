@@ -2,8 +2,9 @@
 metaworld 3.1.1 on MuJoCo 3.3.0, gymnasium >= 1.1), never in metasim's process, and must
 not import metasim.
 
-Served by `metasim/reference/refwire.py` (`python -P refwire.py worker.py`: JSON lines, arrays
-as base64, never pickle), as LIBERO's reference worker is; it calls `commands()` below.
+Served by `metasim/reference/refwire.py` (`python -P refwire.py worker.py envstate.py
+mjtable.py`: JSON lines, arrays as base64, never pickle), as LIBERO's reference worker is;
+it calls `commands(envstate, tables)` below.
 
 Commands: versions · tasks(benchmark, split, seed) · variations(benchmark, split, seed, task)
 · facts(task) · expert(benchmark, split, seed, task, variation, env_seed, max_steps)
