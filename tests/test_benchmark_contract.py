@@ -43,7 +43,7 @@ def _cases() -> list[tuple[str, str, str]]:
             head = HEADLINE.get(name, names[0])
             names = [head if head in suites else names[0]]
             rest = [s for s in sorted(suites) if s not in names]
-            names += rng.sample(rest, min(1, len(rest)))  # a benchmark may have one suite
+            names += rng.sample(rest, min(1, len(rest)))  # a one-suite benchmark: just it
         out += [(name, s, suites[s][0]) for s in names]
     return out
 

