@@ -1,17 +1,16 @@
 """EnvPool's side of `metasim bench peers`, run by the Python of EnvPool's own venv.
 
-Standalone on purpose (no metasim import: EnvPool's venv has no metasim). Reads one JSON
-command per line on stdin, `{"task", "num_envs", "threads", "steps", "seed"}`, and
-answers one JSON line: env steps/s of `steps` batched steps (uniform random actions in
-[-1, 1] drawn from `seed`, EnvPool's own auto-resets included), with the versions and the
-asset root EnvPool loads its MJCF from. An empty line or EOF ends it.
+Standalone on purpose (no metasim import: EnvPool's venv has no metasim); served by the
+reference kit's `metasim/reference/refwire.py` (JSON lines). Commands: describe (the
+versions and the asset root EnvPool loads its MJCF from) · measure(task, num_envs,
+threads, steps, seed): env steps/s of `steps` batched steps (uniform random actions in
+[-1, 1] drawn from `seed`, EnvPool's own auto-resets included).
 """
 
 from __future__ import annotations
 
-import json
-import sys
 import time
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -53,15 +52,11 @@ def describe() -> dict[str, Any]:
     }
 
 
-def main() -> int:
+def commands() -> dict[str, Callable[..., dict[str, Any]]]:
+    """The commands `metasim/reference/refwire.py` serves (it runs this file by path)."""
     envs: dict[tuple[str, int, int], Any] = {}
-    print(json.dumps(describe()), flush=True)
-    for line in sys.stdin:
-        if not line.strip():
-            break
-        print(json.dumps(measure(json.loads(line), envs)), flush=True)
-    return 0
 
+    def run(**cmd: Any) -> dict[str, Any]:
+        return measure(cmd, envs)
 
-if __name__ == "__main__":
-    sys.exit(main())
+    return {"describe": describe, "measure": run}

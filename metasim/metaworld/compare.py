@@ -326,7 +326,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the comparison: 0 done, 1 the reference failed, 2 bad input."""
-    from metasim.metaworld.reference.simulator import MetaWorldRef, MetaWorldRefError
+    from metasim.metaworld.reference.simulator import SPEC, MetaWorldRef, MetaWorldRefError
+    from metasim.reference.checkcli import reference_failed
 
     if not 1 <= args.episodes <= 50:
         raise MetasimInputError("--episodes", [f"{args.episodes}: expected 1..50 (variations)"])
@@ -348,8 +349,7 @@ def run(args: argparse.Namespace) -> int:
         with MetaWorldRef() as ref:
             package = package_table(ref, tasks, args.episodes, cache)
     except MetaWorldRefError as exc:
-        sys.stderr.write(f"error: the Meta-World reference failed: {exc}\n")
-        return 1
+        return reference_failed(SPEC, exc)
     rows = compare(tasks, outcomes, package, args.episodes)
     if args.json:
         print(json.dumps({"rows": [r.row() for r in rows], "summary": summary(rows)}))

@@ -5,7 +5,8 @@ Meta-World's package on MuJoCo 3.3.0), each of which pins a MuJoCo other than me
 so its package never goes into metasim's venv.
 
 The worker side is `metasim/reference/refwire.py` (stdlib + numpy, run inside the other venv);
-a plug-in's worker module only defines `commands()`.
+a plug-in's worker module only defines `commands()`. A plug-in declares its reference once,
+as a `metasim.reference.spec.ReferenceSpec`, which builds on this module.
 """
 
 from __future__ import annotations
@@ -32,16 +33,24 @@ WIRE = Path(__file__).with_name("refwire.py")
 STAMP = "metasim-requirements.json"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class VenvSpec:
     """What a reference venv holds. `probe` is Python code whose output's first word must
-    be `version` (the venv's MuJoCo); `what` names the package in messages."""
+    be `version` (by default the MuJoCo the requirements pin, `mujoco==X`); `what` names
+    the package in messages."""
 
     requirements: tuple[str, ...]
     probe: str
-    version: str
     what: str
     error: type[RuntimeError]
+    version: str = ""
+
+    def expected(self) -> str:
+        """The first word the probe must print (see the class doc)."""
+        pins = [r.split("==", 1)[1] for r in self.requirements if r.startswith("mujoco==")]
+        if not (self.version or pins):
+            raise ValueError(f"{self.what}: no version and no mujoco== pin to probe for")
+        return self.version or pins[0]
 
 
 def venv_python(venv: Path) -> Path:
@@ -67,7 +76,7 @@ def venv_ok(spec: VenvSpec, venv: Path, timeout: float) -> bool:
             f"{py} did not finish importing {spec.what} in {timeout:g}s (a hung interpreter); "
             f"delete {venv} to rebuild it"
         ) from None
-    return probe.returncode == 0 and probe.stdout.split()[:1] == [spec.version]
+    return probe.returncode == 0 and probe.stdout.split()[:1] == [spec.expected()]
 
 
 def build_venv(spec: VenvSpec, venv: Path, python: str | None = None) -> float:
@@ -107,34 +116,41 @@ def ensure_venv(spec: VenvSpec, venv: Path, timeout: float) -> Path:
 
 
 def worker_env(**extra: str) -> dict[str, str]:
-    """A worker's environment: EGL for any rendering, one thread, no metasim on the path,
-    plus `extra`."""
+    """A worker's environment: EGL for any rendering, one thread (unless OMP_NUM_THREADS is
+    set), no metasim on the path, then `extra` (which may override any of these)."""
     env = dict(os.environ)
     env.update(
         MUJOCO_GL="egl",
         PYOPENGL_PLATFORM="egl",
         OMP_NUM_THREADS=env.get("OMP_NUM_THREADS", "1"),
         PYTHONDONTWRITEBYTECODE="1",
-        **extra,
     )
+    env.update(extra)
     env.pop("PYTHONPATH", None)
     return env
 
 
 class RefWorker:
-    """One worker process (`python -P refwire.py worker`) answering JSON lines. Not
-    thread-safe; one request at a time. `label` names it in errors, which are `error`."""
+    """One worker process (`python -P refwire.py worker [modules]`) answering JSON lines. Not
+    thread-safe; one request at a time. `label` names it in errors, which are `error`;
+    `modules` are handed to the worker's `commands()` (refwire's doc)."""
 
     label = "reference"
     error: type[RuntimeError] = RuntimeError
 
     def __init__(
-        self, python: Path, worker: Path, env: dict[str, str], timeout: float, startup: float
+        self,
+        python: Path,
+        worker: Path,
+        env: dict[str, str],
+        timeout: float,
+        startup: float,
+        modules: tuple[Path, ...] = (),
     ) -> None:
         self.timeout = startup  # the worker's imports (and EGL set-up), then `timeout` per call
         self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
         self._proc = subprocess.Popen(
-            [str(python), "-P", str(WIRE), str(worker)],
+            [str(python), "-P", str(WIRE), str(worker), *map(str, modules)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -185,6 +201,12 @@ class RefWorker:
         self._proc.stdin.write(json.dumps({"cmd": cmd, **encode(args)}) + "\n")
         self._proc.stdin.flush()
         return self._reply()
+
+    def ask(self, cmd: str, args: dict[str, Any]) -> dict[str, Any]:
+        """`call(cmd, **args)` without `self`: a typed command that sends its own parameters
+        states them once, in its signature (`return self.ask("load", locals())`, after
+        converting any parameter in place)."""
+        return self.call(cmd, **{k: v for k, v in args.items() if k != "self"})
 
     def close(self) -> None:
         if self._proc.poll() is None:

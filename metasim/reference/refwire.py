@@ -2,11 +2,14 @@
 Meta-World's): stdlib + numpy only, because it runs INSIDE a benchmark's own reference
 venv, where metasim is not installed.
 
-A worker runs as `python -P refwire.py <worker.py>`: this file loads the worker module by
-path, calls its `commands()` (name -> callable) and serves them. Protocol (JSON lines): one
-request {"cmd": ..., ...} per line on stdin, one reply {"ok": true, ...} or
-{"ok": false, "error": ...} per line on the original stdout (whatever the libraries print
-goes to stderr, so it can never corrupt a reply). The first line is
+A worker runs as `python -P refwire.py <worker.py> [<module.py> ...]`: this file loads each
+module by path, calls the first one's `commands(*the others)` (name -> callable) and serves
+them, so a worker is handed the worker-side modules it builds on (a peer harness: the
+shared `peerwire.py` and its benchmark's reference worker) instead of finding them itself.
+
+Protocol (JSON lines): one request {"cmd": ..., ...} per line on stdin, one reply
+{"ok": true, ...} or {"ok": false, "error": ...} per line on the original stdout (whatever
+the libraries print goes to stderr, so it can never corrupt a reply). The first line is
 {"ok": true, "ready": true}; {"cmd": "close"} ends the loop. Arrays travel both ways as
 {"__nd__": [dtype, shape, base64 of the C-order bytes]}; never pickle.
 
@@ -84,8 +87,10 @@ def serve(commands: Commands, proto: IO[str]) -> None:
 
 
 def load(path: str) -> Any:
-    """The worker module at `path` (loaded by path: the venv has no metasim package)."""
-    spec = importlib.util.spec_from_file_location("metasim_ref_worker", path)
+    """The module at `path`, loaded by path (the venv has no metasim package) under the name
+    `metasim_ref_<file stem>`."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(f"metasim_ref_{stem}", path)
     assert spec is not None and spec.loader is not None, path
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # as an import would (dataclasses, pickle need it)
@@ -101,7 +106,8 @@ def main(argv: list[str]) -> None:
     proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    serve(load(argv[1]).commands(), proto)
+    worker, *given = (load(path) for path in argv[1:])
+    serve(worker.commands(*given), proto)
 
 
 if __name__ == "__main__":

@@ -62,7 +62,7 @@ def test_envpool_controls_integrate_and_clip():
 def test_bench_peers_runs_envpool_and_metasim(capsys, tmp_path):
     _assets()
     try:
-        python = peers.envpool_python()  # builds .cache/envpool-venv on first use
+        python = peers.envpool_python()  # builds .cache/envpool-ref on first use
     except Exception as exc:  # offline: no PyPI to build EnvPool's venv from
         pytest.skip(f"cannot build EnvPool's venv here: {exc}")
     assert python.is_file()

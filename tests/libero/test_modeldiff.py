@@ -17,8 +17,8 @@ from metasim.cli.main import main
 from metasim.libero.checks import modeldiff, modeldiff_listed
 from metasim.libero.importer import paths
 from metasim.libero.importer.scene import OBJECT_DAMPING, load_task
-from metasim.libero.reference.model import model_arrays
 from metasim.libero.reference.simulator import ReferenceSim
+from metasim.reference.mjtable import model_arrays
 from metasim.scene.compile import compile_scene
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "libero.md"

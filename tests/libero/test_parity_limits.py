@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from metasim.cli.main import main
 from metasim.libero.reference import simulator as reference
 from metasim.libero.reference.simulator import ReferenceSim, RefSimError
+from metasim.reference.refvenv import STAMP
 
 PARITY = ["libero", "parity", "--suite", "libero_goal", "--task", "0", "--init", "0"]
 
@@ -69,15 +71,14 @@ def _venv(tmp_path: Path, body: str, stamp: str | None = None) -> Path:
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
     _script(venv / "bin", body)
-    (venv / reference.STAMP).write_text(stamp or json.dumps(reference.REQUIREMENTS))
+    (venv / STAMP).write_text(stamp or json.dumps(reference.REQUIREMENTS))
     return venv
 
 
-def test_a_hung_interpreter_is_reported_in_one_line(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(reference, "PROBE_TIMEOUT", 1.0)
+def test_a_hung_interpreter_is_reported_in_one_line(tmp_path: Path) -> None:
     venv = _venv(tmp_path, "time.sleep(60)")
     with pytest.raises(RefSimError, match="did not finish importing LIBERO in 1s"):
-        reference.venv_ok(venv)
+        replace(reference.SPEC, probe_timeout=1.0).venv_ok(venv)
 
 
 def test_a_damaged_stamp_means_rebuild_not_a_traceback(tmp_path: Path) -> None:

@@ -1,49 +1,12 @@
 """The listed differences of `metasim libero modeldiff`: what metasim's compiled LIBERO
-task may hold differently from the reference's model, and why. docs/libero.md mirrors
-`LISTED` in its model-diff table (tests/libero/test_modeldiff.py checks both agree)."""
+task may hold differently from the reference's model, and why (the kit's model-diff engine,
+`metasim.reference.modeldiff`, reads them). docs/libero.md mirrors `LISTED` in its
+model-diff table (tests/libero/test_modeldiff.py checks both agree)."""
 
 from __future__ import annotations
 
-import fnmatch
-from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
-
-RTOL = 1e-6
-ATOL = 1e-9
-
-
-@dataclass(frozen=True)
-class Listed:
-    """A listed difference: fnmatch patterns on the field and on the element's key
-    (reference names); with `metasim`/`reference` the values must also be these (None:
-    any); with `same_magnitude` the values must be equal up to sign; with `collision` the
-    element must be one of the reference's collision geoms."""
-
-    field: str
-    element: str
-    reason: str
-    metasim: Any = None
-    reference: Any = None
-    same_magnitude: bool = False
-    collision: bool = False
-
-    def matches(self, d: Difference) -> bool:
-        if not (fnmatch.fnmatchcase(d.field, self.field)):
-            return False
-        if not fnmatch.fnmatchcase(d.element, self.element):
-            return False
-        if self.collision and not d.collision:
-            return False
-        if self.metasim is not None and d.metasim != self.metasim:
-            return False
-        if self.reference is not None and d.reference != self.reference:
-            return False
-        if self.same_magnitude:
-            return bool(np.allclose(np.abs(d.metasim), np.abs(d.reference), rtol=RTOL))
-        return True
-
+from metasim.reference import modeldiff
+from metasim.reference.modeldiff import Difference, Listed
 
 _HIDDEN = "hidden"
 _COM = "com"
@@ -82,32 +45,6 @@ _REASONS = {
 }
 
 
-@dataclass(frozen=True)
-class Difference:
-    """One field of one element that differs (or an element or field on one side only).
-    `metasim`/`reference` are the values as lists (None when absent); `reason` is the
-    `LISTED` reason, or "" when the difference is not listed; `collision` marks a geom
-    that is a collision geom (group 0) in the reference."""
-
-    field: str
-    element: str
-    metasim: Any
-    reference: Any
-    reason: str = ""
-    collision: bool = False
-
-    @property
-    def listed(self) -> bool:
-        return bool(self.reason)
-
-    def row(self) -> dict[str, Any]:
-        return {"field": self.field, "element": self.element, "metasim": self.metasim,
-                "reference": self.reference, "reason": self.reason or "UNLISTED"}  # fmt: skip
-
-
 def reason_for(d: Difference) -> str:
     """The `LISTED` reason of a difference, "" when it is not listed."""
-    for listed in LISTED:
-        if listed.matches(d):
-            return _REASONS.get(listed.reason, listed.reason)
-    return ""
+    return modeldiff.reason_for(d, LISTED, _REASONS)

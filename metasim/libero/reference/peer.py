@@ -24,43 +24,27 @@ from typing import Any
 
 import numpy as np
 
-from metasim.libero.reference.simulator import CONFIG, RefSimError, ensure_venv
-from metasim.reference import peerlayer, refvenv
+from metasim.libero.reference.simulator import SPEC, RefSimError
+from metasim.reference.peer import LeRobotPeer
 from metasim.reference.refvenv import RefWorker
 
-WORKER = Path(__file__).with_name("lerobot_peer.py")
 
-
-class LeRobotLiberoPeer(RefWorker):
+class LeRobotLiberoPeer(LeRobotPeer):
     """One worker process running LeRobot's LIBERO env. Not thread-safe."""
 
-    label = "LeRobot LIBERO peer"
-    error = RefSimError
+    spec = SPEC
+    action_dim = 7
 
-    def __init__(
-        self,
-        python: Path | None = None,
-        layer: Path | None = None,
-        timeout: float = 600.0,
-        startup: float = 300.0,
-    ) -> None:
-        layer = layer or peerlayer.ensure_layer()
-        # LIBERO's config points at the peer's init-state files (the worker's doc).
-        folder = layer.parent / f"{layer.name}-libero"
-        env = refvenv.worker_env(
-            LIBERO_CONFIG_PATH=str(folder), PEER_LIBERO_DIR=str(folder), PEER_PATH=str(layer)
-        )
-        super().__init__(python or ensure_venv(), WORKER, env, timeout, startup)
+    def peer_env(self, layer: Path) -> dict[str, str]:
+        """LIBERO's config points at the peer's init-state files (the harness's doc)."""
+        folder = str(layer.parent / f"{layer.name}-libero")
+        return {"LIBERO_CONFIG_PATH": folder, "PEER_LIBERO_DIR": folder}
 
     def make(self, suite: str, task: int, init: int = 0, seed: int = 0) -> dict[str, Any]:
         """LeRobot's env for the task, reset at LIBERO init state `init` with `seed` (see
-        the worker's `make`): obs, info, init_qpos, init_qvel, state, controller."""
-        return self.call("make", suite=suite, task=task, init=init, seed=seed)
-
-    def step(self, action: np.ndarray) -> dict[str, Any]:
-        """One (7,) policy action through LeRobot's env postprocessor and env.step: sent,
-        obs, controller, success."""
-        return self.call("step", action=np.asarray(action, dtype=np.float32).reshape(7))
+        the harness's `make`): obs, info, init_qpos, init_qvel, state, controller. `step`
+        replies add controller and success."""
+        return self.ask("make", locals())
 
 
 OPENPI_WORKER = Path(__file__).with_name("openpi_peer.py")
@@ -101,8 +85,8 @@ class OpenpiLiberoPeer(RefWorker):
     error = RefSimError
 
     def __init__(self, source: Path, python: Path | None = None, timeout: float = 600.0) -> None:
-        env = refvenv.worker_env(OPENPI_SRC=str(source), LIBERO_CONFIG_PATH=str(CONFIG))
-        super().__init__(python or ensure_venv(), OPENPI_WORKER, env, timeout, 300.0)
+        env = SPEC.worker_env(OPENPI_SRC=str(source))  # LIBERO's config folder, kept empty
+        super().__init__(python or SPEC.ensure_venv(), OPENPI_WORKER, env, timeout, 300.0)
 
     def run(
         self, suite: str, task: int, init: int, chunks: np.ndarray, out: Path

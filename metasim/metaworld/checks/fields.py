@@ -18,13 +18,14 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from metasim.reference.mjtable import MODEL_KINDS
+
+# The element table's kinds this diff keys (metasim.reference.mjtable), in its order:
+# kind -> (count attribute, mjtObj or None for dofs).
 KINDS = {
-    "body": ("nbody", mujoco.mjtObj.mjOBJ_BODY), "jnt": ("njnt", mujoco.mjtObj.mjOBJ_JOINT),
-    "geom": ("ngeom", mujoco.mjtObj.mjOBJ_GEOM), "site": ("nsite", mujoco.mjtObj.mjOBJ_SITE),
-    "cam": ("ncam", mujoco.mjtObj.mjOBJ_CAMERA), "light": ("nlight", mujoco.mjtObj.mjOBJ_LIGHT),
-    "actuator": ("nu", mujoco.mjtObj.mjOBJ_ACTUATOR), "eq": ("neq", mujoco.mjtObj.mjOBJ_EQUALITY),
-    "mesh": ("nmesh", mujoco.mjtObj.mjOBJ_MESH), "mat": ("nmat", mujoco.mjtObj.mjOBJ_MATERIAL),
-    "tex": ("ntex", mujoco.mjtObj.mjOBJ_TEXTURE), "dof": ("nv", None),
+    kind: (MODEL_KINDS[kind][0], getattr(mujoco.mjtObj, MODEL_KINDS[kind][1], None))
+    for kind in ("body", "jnt", "geom", "site", "cam", "light", "actuator", "eq", "mesh",
+                 "mat", "tex", "dof")
 }  # fmt: skip
 POINTERS = {
     "body_parentid": "body", "body_rootid": "body", "body_weldid": "body", "jnt_bodyid": "body",

@@ -1,7 +1,8 @@
 """What a live Meta-World env holds, read inside the reference venv (metaworld 3.1.1 on
 MuJoCo 3.3.0): the joint table, the model fields the env wrote relative to a freshly
 compiled task XML, the numeric attributes reset sets, the robot's geoms and their contacts.
-Loaded by path by `worker.py`; imports no metasim (stdlib, numpy, mujoco only).
+Handed to `worker.py` by refwire (loaded by path, with the kit's element table
+`metasim/reference/mjtable.py`); imports no metasim (stdlib, numpy, mujoco only).
 """
 
 from __future__ import annotations
@@ -13,23 +14,6 @@ from typing import Any
 import mujoco
 import numpy as np
 
-# Per-element model arrays: field prefix -> (object type, the count of such elements).
-ELEMENTS = {
-    "body_": ("mjOBJ_BODY", "nbody"),
-    "geom_": ("mjOBJ_GEOM", "ngeom"),
-    "site_": ("mjOBJ_SITE", "nsite"),
-    "jnt_": ("mjOBJ_JOINT", "njnt"),
-    "eq_": ("mjOBJ_EQUALITY", "neq"),
-    "cam_": ("mjOBJ_CAMERA", "ncam"),
-    "light_": ("mjOBJ_LIGHT", "nlight"),
-    "mat_": ("mjOBJ_MATERIAL", "nmat"),
-    "actuator_": ("mjOBJ_ACTUATOR", "nu"),
-    "tendon_": ("mjOBJ_TENDON", "ntendon"),
-    "mesh_": ("mjOBJ_MESH", "nmesh"),
-    "tex_": ("mjOBJ_TEXTURE", "ntex"),
-    "pair_": ("mjOBJ_PAIR", "npair"),
-    "sensor_": ("mjOBJ_SENSOR", "nsensor"),
-}
 # The Sawyer's file: every body it defines is the robot's (metasim prefixes them `robot/`).
 ROBOT_XML = os.path.join("assets", "objects", "assets", "xyz_base.xml")
 MAX_ATTR = 64  # numeric env attributes longer than this are not reported
@@ -46,15 +30,6 @@ def joint_table(m: Any) -> list[list[Any]]:
         [name(m, "mjOBJ_JOINT", j), int(m.jnt_type[j]), *sizes[int(m.jnt_type[j])]]
         for j in range(m.njnt)
     ]
-
-
-def element_names(m: Any, field: str, rows: int) -> list[str]:
-    """Names of a per-element field's rows: the element's name ("" when unnamed), or
-    "#<row>" for a field that is not per named element (dof_*, qpos0, ...)."""
-    for prefix, (kind, count) in ELEMENTS.items():
-        if field.startswith(prefix) and rows == int(getattr(m, count)):
-            return [name(m, kind, i) or f"#{i}" for i in range(rows)]
-    return [f"#{i}" for i in range(rows)]
 
 
 def model_fields(m: Any) -> list[str]:
@@ -193,10 +168,12 @@ def stack_attrs(rows: list[dict[str, Any]], names: set[str]) -> dict[str, Any]:
     return {k: np.stack([r[k] for r in rows]) for k in keep}
 
 
-def model_changes(fresh: Any, model: Any, lives: list[dict[str, Any]]) -> dict[str, Any]:
+def model_changes(
+    fresh: Any, model: Any, lives: list[dict[str, Any]], tables: Any
+) -> dict[str, Any]:
     """{field: {"names": [...], "rows": (n,), "values": (K, n, ...)}}: the elements of
     each field that differ from the fresh XML's in any variation, with every
-    variation's values."""
+    variation's values; rows named by the element table (`tables`, the kit's mjtable)."""
     union: dict[str, set[int]] = {}
     for live in lives:
         for field, rows in changed_rows(fresh, _Fields(live)).items():
@@ -204,7 +181,7 @@ def model_changes(fresh: Any, model: Any, lives: list[dict[str, Any]]) -> dict[s
     out = {}
     for field, ids in sorted(union.items()):
         idx = np.array(sorted(ids), dtype=np.int64)
-        names = element_names(model, field, len(getattr(model, field)))
+        names = tables.element_names(model, field, len(getattr(model, field)), mujoco)
         out[field] = {
             "names": [names[i] for i in idx],
             "rows": idx,

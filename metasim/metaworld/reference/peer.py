@@ -11,42 +11,22 @@ reference venv, driven over a pipe: the peer of metasim's `lerobot_metaworld` pr
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from metasim.metaworld.reference.simulator import MetaWorldRefError, ensure_venv
-from metasim.reference import peerlayer, refvenv
-from metasim.reference.refvenv import RefWorker
-
-WORKER = Path(__file__).with_name("lerobot_peer.py")
+from metasim.metaworld.reference.simulator import SPEC
+from metasim.reference.peer import LeRobotPeer
 
 
-class LeRobotMetaworldPeer(RefWorker):
+class LeRobotMetaworldPeer(LeRobotPeer):
     """One worker process running LeRobot's Meta-World env. Not thread-safe."""
 
-    label = "LeRobot Meta-World peer"
-    error = MetaWorldRefError
-
-    def __init__(
-        self,
-        python: Path | None = None,
-        layer: Path | None = None,
-        timeout: float = 600.0,
-        startup: float = 300.0,
-    ) -> None:
-        env = refvenv.worker_env(PEER_PATH=str(layer or peerlayer.ensure_layer()))
-        super().__init__(python or ensure_venv(), WORKER, env, timeout, startup)
+    spec = SPEC
+    action_dim = 4
 
     def make(
         self, task: str, benchmark: str = "MT10", variation: int = 0, seed: int = 0
     ) -> dict[str, Any]:
         """LeRobot's env for `task` on the benchmark's variation, reset with `seed` (see
-        the worker's `make`): obs, mocap_pos, ctrl, max_steps."""
-        return self.call("make", task=task, benchmark=benchmark, variation=variation, seed=seed)
-
-    def step(self, action: np.ndarray) -> dict[str, Any]:
-        """One (4,) policy action through LeRobot's env postprocessor and env.step: sent,
-        obs, mocap_pos, ctrl, terminated."""
-        return self.call("step", action=np.asarray(action, dtype=np.float32).reshape(4))
+        the harness's `make`): obs, mocap_pos, ctrl, max_steps. `step` replies add
+        mocap_pos and ctrl."""
+        return self.ask("make", locals())

@@ -19,54 +19,35 @@ from typing import Any
 import numpy as np
 
 from metasim.paths import ROOT
-from metasim.reference import refvenv
-from metasim.reference.refvenv import RefWorker, VenvSpec
+from metasim.reference.spec import TABLES, Reference, ReferenceSpec
 
 VENV = ROOT / ".cache" / "metaworld-ref"
-WORKER = Path(__file__).with_name("worker.py")
 # metaworld 3.1.1 pins mujoco==3.3.0 and needs gymnasium>=1.1; gymnasium's MuJoCo envs
 # import `packaging` without declaring it (gymnasium 1.4.0), so it is named here.
 REQUIREMENTS = ["metaworld==3.1.1", "mujoco==3.3.0", "gymnasium>=1.1", "packaging"]
-MUJOCO = "3.3.0"
-PROBE = "import metaworld, metaworld.policies, mujoco; print(mujoco.__version__)"
-STAMP = refvenv.STAMP
-PROBE_TIMEOUT = 120.0  # seconds for the venv's python to import metaworld
 
 
 class MetaWorldRefError(RuntimeError):
     """The Meta-World reference could not be built, started, or answered with an error."""
 
 
-SPEC = VenvSpec(tuple(REQUIREMENTS), PROBE, MUJOCO, "metaworld", MetaWorldRefError)
+SPEC = ReferenceSpec(
+    requirements=tuple(REQUIREMENTS),
+    probe="import metaworld, metaworld.policies, mujoco; print(mujoco.__version__)",
+    what="metaworld",
+    error=MetaWorldRefError,
+    name="Meta-World",
+    venv=VENV,
+    worker=Path(__file__).with_name("worker.py"),
+    modules=(Path(__file__).with_name("envstate.py"), TABLES),
+)
+venv_ok, build_venv, ensure_venv = SPEC.venv_ok, SPEC.build_venv, SPEC.ensure_venv
 
 
-def venv_ok(venv: Path = VENV) -> bool:
-    """True when the venv exists, was built from REQUIREMENTS and imports metaworld on
-    MuJoCo 3.3.0."""
-    return refvenv.venv_ok(SPEC, venv, PROBE_TIMEOUT)
-
-
-def build_venv(venv: Path = VENV, python: str | None = None) -> float:
-    """(Re)build the reference venv from PyPI; returns the seconds it took (about a minute
-    the first time, a 36 MB wheel plus MuJoCo 3.3.0)."""
-    return refvenv.build_venv(SPEC, venv, python)
-
-
-def ensure_venv(venv: Path = VENV) -> Path:
-    """The reference venv's python, building the venv first if needed."""
-    return refvenv.ensure_venv(SPEC, venv, PROBE_TIMEOUT)
-
-
-class MetaWorldRef(RefWorker):
+class MetaWorldRef(Reference):
     """One worker process of the reference venv. Not thread-safe; one request at a time."""
 
-    label = "Meta-World reference"
-    error = MetaWorldRefError
-
-    def __init__(
-        self, python: Path | None = None, timeout: float = 600.0, startup: float = 120.0
-    ) -> None:
-        super().__init__(python or ensure_venv(), WORKER, refvenv.worker_env(), timeout, startup)
+    spec = SPEC
 
     # -- commands -------------------------------------------------------------------------
     def versions(self) -> dict[str, str]:
@@ -75,23 +56,20 @@ class MetaWorldRef(RefWorker):
 
     def tasks(self, benchmark: str = "MT50", split: str = "train", seed: int = 0) -> list[str]:
         """The env names of a benchmark split (e.g. "reach-v3"), in the benchmark's order."""
-        return [
-            str(t) for t in self.call("tasks", benchmark=benchmark, split=split, seed=seed)["tasks"]
-        ]
+        return [str(t) for t in self.ask("tasks", locals())["tasks"]]
 
     def variations(
         self, benchmark: str, task: str, split: str = "train", seed: int = 0
     ) -> np.ndarray:
         """The task's variations in the benchmark: rand_vec (K, d), K = 50; d and its
         meaning (object and goal positions) depend on the task."""
-        reply = self.call("variations", benchmark=benchmark, task=task, split=split, seed=seed)
-        return np.asarray(reply["rand_vec"])
+        return np.asarray(self.ask("variations", locals())["rand_vec"])
 
     def facts(self, task: str) -> dict[str, Any]:
         """A live env's facts (see the worker's `facts`): xml (path inside the package),
         timestep, frame_skip, action_scale, mocap_low/high (3,), max_path_length, sizes,
         cameras, actuators, hand (3,), rand_vec, render size."""
-        return self.call("facts", task=task)
+        return self.ask("facts", locals())
 
     def expert(
         self,
@@ -109,17 +87,7 @@ class MetaWorldRef(RefWorker):
         worker's `expert`; `until_success` ends it at the first success): success, steps
         (first success, 0 if none), ran, seconds, max_path_length, hand (3,) tool-centre
         position at the end."""
-        return self.call(
-            "expert",
-            benchmark=benchmark,
-            task=task,
-            variation=variation,
-            split=split,
-            seed=seed,
-            env_seed=env_seed,
-            max_steps=max_steps,
-            until_success=until_success,
-        )
+        return self.ask("expert", locals())
 
     def init_states(
         self,
@@ -151,22 +119,14 @@ class MetaWorldRef(RefWorker):
           (construction + set_task + reset per variation), variations [k...],
           max_path_length.
         """
-        ks = list(variations) if variations is not None else None
-        return self.call(
-            "init_states",
-            task=task,
-            benchmark=benchmark,
-            split=split,
-            seed=seed,
-            variations=ks,
-            reuse=reuse,
-        )
+        variations = list(variations) if variations is not None else None
+        return self.ask("init_states", locals())
 
     def expert_actions(self, task: str, obs: np.ndarray) -> np.ndarray:
         """The package's own scripted policy for `task` (`ENV_POLICY_MAP[task]()`, the one
         `expert` runs, one instance kept per task) on observations (B, 39): actions (B, 4)."""
-        rows = np.asarray(obs, dtype=np.float64).reshape(-1, 39)
-        return np.asarray(self.call("expert_actions", task=task, obs=rows)["actions"])
+        obs = np.asarray(obs, dtype=np.float64).reshape(-1, 39)
+        return np.asarray(self.ask("expert_actions", locals())["actions"])
 
     def rollout(
         self,
@@ -225,28 +185,14 @@ class MetaWorldRef(RefWorker):
         evaluate_state(obs, zeros(4)): the zero action only enters the reward terms
         (gripper effort), not success. Returns success (B,) and every other info key (B,),
         reward (B,) and obs (B, 39), all float64."""
-        rows = {k: np.asarray(v, dtype=np.float64) for k, v in states.items()}
-        if "qpos" not in rows:
+        states = {k: np.asarray(v, dtype=np.float64) for k, v in states.items()}
+        if "qpos" not in states:
             raise ValueError("evaluate needs states['qpos'] (B, nq)")
-        return dict(
-            self.call(
-                "evaluate",
-                task=task,
-                states=rows,
-                benchmark=benchmark,
-                split=split,
-                seed=seed,
-                variation=variation,
-            )
-        )
+        return dict(self.ask("evaluate", locals()))
 
     def bench_steps(
         self, task: str, steps: int, *, benchmark: str = "MT1", variation: int = 0, seed: int = 0
     ) -> float:
         """Seconds the package's own loop takes for `steps` env.step calls with uniform random
         actions (reset at truncation, counted), timed inside the worker (no pipe cost)."""
-        reply = self.call(
-            "bench_steps", task=task, steps=steps, benchmark=benchmark, variation=variation,
-            seed=seed,
-        )  # fmt: skip
-        return float(reply["seconds"])
+        return float(self.ask("bench_steps", locals())["seconds"])

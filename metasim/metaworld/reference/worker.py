@@ -2,8 +2,9 @@
 metaworld 3.1.1 on MuJoCo 3.3.0, gymnasium >= 1.1), never in metasim's process, and must
 not import metasim.
 
-Served by `metasim/reference/refwire.py` (`python -P refwire.py worker.py`: JSON lines, arrays
-as base64, never pickle), as LIBERO's reference worker is; it calls `commands()` below.
+Served by `metasim/reference/refwire.py` (`python -P refwire.py worker.py envstate.py
+mjtable.py`: JSON lines, arrays as base64, never pickle), as LIBERO's reference worker is;
+it calls `commands(envstate, tables)` below.
 
 Commands: versions · tasks(benchmark, split, seed) · variations(benchmark, split, seed, task)
 · facts(task) · expert(benchmark, split, seed, task, variation, env_seed, max_steps)
@@ -24,26 +25,13 @@ from typing import Any
 import numpy as np
 
 
-def _envstate() -> Any:
-    """envstate.py next to this file, loaded by path (this venv has no metasim)."""
-    import importlib.util
-    import sys
-
-    if "metasim_mw_envstate" not in sys.modules:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "envstate.py")
-        spec = importlib.util.spec_from_file_location("metasim_mw_envstate", path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules[spec.name] = module
-    return sys.modules["metasim_mw_envstate"]
-
-
 class Worker:
     """Benchmarks built on demand (their 50 variations per task are drawn at construction,
     which resets every env 50 times), kept per (benchmark, split, seed, task)."""
 
-    def __init__(self) -> None:
+    def __init__(self, envstate: Any = None, tables: Any = None) -> None:
+        self.es = envstate  # envstate.py and the element table, handed by refwire
+        self.tables = tables
         self._benchmarks: dict[tuple[str, int, str], Any] = {}
         self._policies: dict[str, Any] = {}
 
@@ -161,7 +149,7 @@ class Worker:
             env.seed(env_seed)
             policy = ENV_POLICY_MAP[task]()
             horizon = max_steps or int(env.max_path_length)
-            return _envstate().episode(env, policy, horizon, until_success)
+            return self.es.episode(env, policy, horizon, until_success)
         finally:
             env.close()
 
@@ -179,7 +167,7 @@ class Worker:
         every variation in turn (about 20 ms each, as the package's benchmark loops reuse
         an env), else a new env per variation, as `expert` does (about 0.3 s each; the
         states are the same: tests/metaworld/test_metaworld_ops.py)."""
-        es = _envstate()
+        es = self.es
         ks = [int(k) for k in (variations if variations is not None else [0])]
         if not ks:
             raise ValueError("variations must name at least one variation index")
@@ -219,7 +207,7 @@ class Worker:
         fresh = __import__("mujoco").MjModel.from_xml_path(xml)
         out: dict[str, Any] = {k: np.stack([r[k] for r in rows]) for k in rows[0] if k != "attrs"}
         out["attrs"] = es.stack_attrs([r["attrs"] for r in rows], set().union(*sets))
-        out["model"] = es.model_changes(fresh, model, lives)
+        out["model"] = es.model_changes(fresh, model, lives, self.tables)
         out["joints"] = es.joint_table(model)
         out["variations"] = ks
         out["max_path_length"] = int(env.max_path_length)
@@ -256,7 +244,7 @@ class Worker:
         """Reset variation k as `init_states` does, then env.step each action (T, 4); see
         `MetaWorldRef.rollout` for what comes back. With `camera` the env is built with
         render_mode="rgb_array", camera_name, width, height and renders once after reset."""
-        es = _envstate()
+        es = self.es
         acts = np.asarray(actions, dtype=np.float64).reshape(-1, 4)
         kwargs = {}
         if camera is not None:
@@ -372,14 +360,15 @@ class Worker:
         env = self._env(benchmark, "train", 0, task, variation)
         try:
             acts = np.random.default_rng(seed).uniform(-1.0, 1.0, size=(int(steps), 4))
-            return {"seconds": _envstate().timed_steps(env, acts), "steps": int(steps)}
+            return {"seconds": self.es.timed_steps(env, acts), "steps": int(steps)}
         finally:
             env.close()
 
 
-def commands() -> dict[str, Callable[..., dict[str, Any]]]:
-    """The commands `metasim/reference/refwire.py` serves (it runs this file by path)."""
-    worker = Worker()
+def commands(envstate: Any, tables: Any) -> dict[str, Callable[..., dict[str, Any]]]:
+    """The commands `metasim/reference/refwire.py` serves (it runs this file by path and
+    hands it envstate.py and the kit's element table, mjtable.py)."""
+    worker = Worker(envstate, tables)
     return {
         "versions": worker.versions,
         "tasks": worker.tasks,
