@@ -88,8 +88,9 @@ class Worker:
         return {"states": np.array(rows), "body_pos": np.array(pos), "body_quat": np.array(quat)}
 
     def set_state(self, qpos: Any, qvel: Any = None, body_pos: Any = None,
-                  body_quat: Any = None) -> dict[str, Any]:  # fmt: skip
-        """Write a state (placed bodies' poses included), then `sim.forward()`."""
+                  body_quat: Any = None, fresh: bool = False) -> dict[str, Any]:  # fmt: skip
+        """Write a state (placed bodies' poses included), then `sim.forward()`; with
+        `fresh`, also the controller's state an episode starts from (`_fresh`)."""
         d, m = self.env.sim.data._data, self.env.sim.model._model
         d.qpos[:] = np.asarray(qpos, dtype=np.float64)
         d.qvel[:] = 0.0 if qvel is None else np.asarray(qvel, dtype=np.float64)
@@ -98,7 +99,18 @@ class Worker:
             m.body_pos[ids] = np.asarray(body_pos, dtype=np.float64)
             m.body_quat[ids] = np.asarray(body_quat, dtype=np.float64)
         self.env.sim.forward()
+        if fresh:
+            self._fresh()
         return self.state()
+
+    def _fresh(self) -> None:
+        """The controller as robosuite's reset leaves it at this state (a new OSC: the
+        null-space target the current joints, the goal the current pose) and the gripper's
+        accumulated command at zero, as a new gripper model starts; without this, both
+        are what the previous replay (or the last reset) left."""
+        robot = self.env.robots[0]
+        robot.controller.update_initial_joints(self.env.sim.data.qpos[robot.controller.qpos_index])
+        robot.gripper.current_action = np.zeros(robot.gripper.dof)
 
     def successes(self, qpos: Any, qvel: Any, body_pos: Any = None,
                   body_quat: Any = None) -> dict[str, Any]:  # fmt: skip
