@@ -9,7 +9,8 @@ after `load`; `np.random.seed(seed)` before the build and before every reset mak
 reproducible.
 
 Commands: load(task, seed) · export · reset(seed) · record(seeds) · set_state(qpos, qvel,
-bodies) · success · step(actions) · successes(qpos, qvel, bodies) · model(table) · close.
+bodies, fresh) · success · step(actions) · trace(actions) · successes(qpos, qvel, bodies) ·
+model(table) · close.
 """
 
 from __future__ import annotations
@@ -133,6 +134,27 @@ class Worker:
             ok.append(st["success"])
         return {"qpos": np.array(qpos), "qvel": np.array(qvel), "success": np.array(ok)}
 
+    def trace(self, actions: Any) -> dict[str, Any]:
+        """`step(actions)` from the current state, recording what each physics substep
+        starts from: time, qpos, qvel, qacc_warmstart (MuJoCo's solver warm start) and the
+        ctrl robosuite's controller wrote, (S, ...) for S substeps; and robosuite's XML."""
+        sim, d = self.env.sim, self.env.sim.data._data
+        rows: dict[str, list[Any]] = {"time": [], "qpos": [], "qvel": [], "warm": [], "ctrl": []}
+        step = sim.step
+
+        def recorded() -> None:
+            for key, value in (("time", d.time), ("qpos", d.qpos), ("qvel", d.qvel),
+                               ("warm", d.qacc_warmstart), ("ctrl", d.ctrl)):  # fmt: skip
+                rows[key].append(np.array(value))
+            step()
+
+        sim.step = recorded
+        try:
+            out = self.step(actions)
+        finally:
+            del sim.step  # the instance attribute: the class's method again
+        return {**out, **{k: np.array(v) for k, v in rows.items()}, "xml": self.export()["xml"]}
+
     def model(self, table: str) -> dict[str, Any]:
         """The live MjModel's numeric fields by metasim's element table (the file `table`,
         loaded by path: stdlib + numpy), plus MuJoCo's version."""
@@ -154,7 +176,7 @@ def commands() -> dict[str, Callable[..., dict[str, Any]]]:
     configure_robosuite()
     w = Worker()
     return {"load": w.load, "export": w.export, "reset": w.reset, "record": w.record,
-            "set_state": w.set_state, "successes": w.successes, "step": w.step,
+            "set_state": w.set_state, "successes": w.successes, "step": w.step, "trace": w.trace,
             "model": w.model, "versions": lambda: _versions()}  # fmt: skip
 
 
