@@ -65,8 +65,9 @@ def record(task: str, episode: int, folder: Path) -> Path:
     from metasim.robosuite.tasks import task_facts
 
     facts = task_facts(task)
-    spec = compose(["policy=robosuite_expert", "num_envs=1"]).rollout
-    (ep,) = run_metasim(task, spec, [episode])
+    # Two episodes: the pick expert fails with one env (a mask of `~` on a Python bool).
+    spec = compose(["policy=robosuite_expert", "num_envs=2"]).rollout
+    ep = next(e for e in run_metasim(task, spec, [episode, episode + 1]) if e.episode == episode)
     with RobosuiteRef() as ref:
         ref.load(facts.env, seed=MODEL_SEED, placed=list(facts.placed))
         ref.call("set_state", qpos=ep.qpos, qvel=ep.qvel, body_pos=ep.body_pos,
