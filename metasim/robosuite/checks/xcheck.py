@@ -32,13 +32,14 @@ from metasim.scene.sources import compile_task
 from metasim.stats.paired import PairedTable, paired_difference_interval
 
 HOLD_STEPS = 10  # steps of the last action the reference may take after the actions
+PART_ATOL = 1e-6  # joint positions farther apart than this: the two runs have parted
 
 
 @dataclass
 class Episode:
     """One metasim episode as the reference replays it: the start state (qpos (nq,), qvel
-    (nv,) in robosuite's layout; placed bodies' world poses (k, 3), (k, 4)) and the applied
-    actions (T, 7)."""
+    (nv,) in robosuite's layout; placed bodies' world poses (k, 3), (k, 4)), the applied
+    actions (T, 7) and the joint positions after each of them (T, nq), robosuite's layout."""
 
     task: str
     episode: int
@@ -49,6 +50,7 @@ class Episode:
     body_pos: np.ndarray
     body_quat: np.ndarray
     actions: list[np.ndarray]
+    traj: list[np.ndarray]
 
 
 class Recorder:
@@ -70,12 +72,16 @@ class Recorder:
             self.traces[int(k)] = Episode(
                 self.task, int(k), False, 0, kin.qpos[s, self.smap.qpos].copy(),
                 kin.qvel[s, self.smap.qvel].copy(), kin.body_pos[s, b].copy(),
-                kin.body_quat[s, b].copy(), [],
+                kin.body_quat[s, b].copy(), [], [],
             )  # fmt: skip
 
     def on_applied(self, episodes: np.ndarray, actions: np.ndarray) -> None:
+        assert self.env is not None
+        qpos = self.env.handler.kinematics().qpos
         for slot in np.flatnonzero(episodes >= 0):
-            self.traces[int(episodes[slot])].actions.append(actions[slot].copy())
+            trace = self.traces[int(episodes[slot])]
+            trace.actions.append(actions[slot].copy())
+            trace.traj.append(qpos[slot, self.smap.qpos].copy())
 
 
 def run_metasim(task: str, spec: RolloutSpec, episodes: list[int]) -> Iterator[Episode]:
@@ -106,15 +112,35 @@ class Comparison:
     metasim_success_step: int | None
     reference_success_step: int | None
     reference_hold_step: int | None = None  # the held step at which it succeeded, if later
+    parted_step: int | None = None  # the first step whose joint positions differ > PART_ATOL
+
+
+def reference_run(ref: RobosuiteRef, ep: Episode) -> dict[str, Any]:
+    """`ep`'s actions in the loaded reference from its start state, the controller's
+    included (`fresh`: robosuite's OSC built at that state, the gripper's command at zero,
+    as metasim's episode starts; not what the previous replay left): per step its qpos
+    (T, nq) and success (T,)."""
+    ref.call("set_state", qpos=ep.qpos, qvel=ep.qvel, body_pos=ep.body_pos,
+             body_quat=ep.body_quat, fresh=True)  # fmt: skip
+    return dict(ref.call("step", actions=np.array(ep.actions)))
+
+
+def parted(ours: list[np.ndarray], theirs: np.ndarray) -> int | None:
+    """The first step (1-based) at which the joint positions (T, nq) differ by more than
+    `PART_ATOL`, None if never."""
+    n = min(len(ours), len(theirs))
+    far = np.abs(np.asarray(ours[:n]) - np.asarray(theirs[:n])).max(axis=1) > PART_ATOL
+    return int(np.argmax(far)) + 1 if far.any() else None
 
 
 def replay(ref: RobosuiteRef, ep: Episode) -> Comparison:
     """`ep`'s actions replayed in the loaded reference from its start state."""
     ok: np.ndarray = np.zeros(0, dtype=bool)
+    part = None
     if ep.actions:
-        ref.call("set_state", qpos=ep.qpos, qvel=ep.qvel, body_pos=ep.body_pos,
-                 body_quat=ep.body_quat)  # fmt: skip
-        ok = np.asarray(ref.call("step", actions=np.array(ep.actions))["success"], dtype=bool)
+        out = reference_run(ref, ep)
+        ok = np.asarray(out["success"], dtype=bool)
+        part = parted(ep.traj, out["qpos"])
     first = int(np.argmax(ok)) + 1 if ok.any() else None
     late = None
     if first is None and ep.actions:
@@ -122,7 +148,7 @@ def replay(ref: RobosuiteRef, ep: Episode) -> Comparison:
         more = np.asarray(ref.call("step", actions=hold)["success"], dtype=bool)
         late = int(np.argmax(more)) + 1 if more.any() else None
     return Comparison(ep.task, ep.episode, ep.steps, ep.success, first is not None,
-                      ep.steps if ep.success else None, first, late)  # fmt: skip
+                      ep.steps if ep.success else None, first, late, part)  # fmt: skip
 
 
 def summarize(rows: list[Comparison]) -> dict[str, Any]:

@@ -9,7 +9,8 @@ after `load`; `np.random.seed(seed)` before the build and before every reset mak
 reproducible.
 
 Commands: load(task, seed) · export · reset(seed) · record(seeds) · set_state(qpos, qvel,
-bodies) · success · step(actions) · successes(qpos, qvel, bodies) · model(table) · close.
+bodies, fresh) · success · step(actions) · trace(actions) · successes(qpos, qvel, bodies) ·
+model(table) · close.
 """
 
 from __future__ import annotations
@@ -88,8 +89,9 @@ class Worker:
         return {"states": np.array(rows), "body_pos": np.array(pos), "body_quat": np.array(quat)}
 
     def set_state(self, qpos: Any, qvel: Any = None, body_pos: Any = None,
-                  body_quat: Any = None) -> dict[str, Any]:  # fmt: skip
-        """Write a state (placed bodies' poses included), then `sim.forward()`."""
+                  body_quat: Any = None, fresh: bool = False) -> dict[str, Any]:  # fmt: skip
+        """Write a state (placed bodies' poses included), then `sim.forward()`; with
+        `fresh`, also the controller's state an episode starts from (`_fresh`)."""
         d, m = self.env.sim.data._data, self.env.sim.model._model
         d.qpos[:] = np.asarray(qpos, dtype=np.float64)
         d.qvel[:] = 0.0 if qvel is None else np.asarray(qvel, dtype=np.float64)
@@ -98,7 +100,18 @@ class Worker:
             m.body_pos[ids] = np.asarray(body_pos, dtype=np.float64)
             m.body_quat[ids] = np.asarray(body_quat, dtype=np.float64)
         self.env.sim.forward()
+        if fresh:
+            self._fresh()
         return self.state()
+
+    def _fresh(self) -> None:
+        """The controller as robosuite's reset leaves it at this state (a new OSC: the
+        null-space target the current joints, the goal the current pose) and the gripper's
+        accumulated command at zero, as a new gripper model starts; without this, both
+        are what the previous replay (or the last reset) left."""
+        robot = self.env.robots[0]
+        robot.controller.update_initial_joints(self.env.sim.data.qpos[robot.controller.qpos_index])
+        robot.gripper.current_action = np.zeros(robot.gripper.dof)
 
     def successes(self, qpos: Any, qvel: Any, body_pos: Any = None,
                   body_quat: Any = None) -> dict[str, Any]:  # fmt: skip
@@ -121,6 +134,27 @@ class Worker:
             ok.append(st["success"])
         return {"qpos": np.array(qpos), "qvel": np.array(qvel), "success": np.array(ok)}
 
+    def trace(self, actions: Any) -> dict[str, Any]:
+        """`step(actions)` from the current state, recording what each physics substep
+        starts from: time, qpos, qvel, qacc_warmstart (MuJoCo's solver warm start) and the
+        ctrl robosuite's controller wrote, (S, ...) for S substeps; and robosuite's XML."""
+        sim, d = self.env.sim, self.env.sim.data._data
+        rows: dict[str, list[Any]] = {"time": [], "qpos": [], "qvel": [], "warm": [], "ctrl": []}
+        step = sim.step
+
+        def recorded() -> None:
+            for key, value in (("time", d.time), ("qpos", d.qpos), ("qvel", d.qvel),
+                               ("warm", d.qacc_warmstart), ("ctrl", d.ctrl)):  # fmt: skip
+                rows[key].append(np.array(value))
+            step()
+
+        sim.step = recorded
+        try:
+            out = self.step(actions)
+        finally:
+            del sim.step  # the instance attribute: the class's method again
+        return {**out, **{k: np.array(v) for k, v in rows.items()}, "xml": self.export()["xml"]}
+
     def model(self, table: str) -> dict[str, Any]:
         """The live MjModel's numeric fields by metasim's element table (the file `table`,
         loaded by path: stdlib + numpy), plus MuJoCo's version."""
@@ -142,7 +176,7 @@ def commands() -> dict[str, Callable[..., dict[str, Any]]]:
     configure_robosuite()
     w = Worker()
     return {"load": w.load, "export": w.export, "reset": w.reset, "record": w.record,
-            "set_state": w.set_state, "successes": w.successes, "step": w.step,
+            "set_state": w.set_state, "successes": w.successes, "step": w.step, "trace": w.trace,
             "model": w.model, "versions": lambda: _versions()}  # fmt: skip
 
 
