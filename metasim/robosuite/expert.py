@@ -84,9 +84,10 @@ class PickExpert(PhaseMachine):
         grasp = obj + self.geom.grasp_dz * up
         held = np.linalg.norm(obj - ee - self.hold, axis=1) < HOLD_SLIP
 
-        m = (ph == APPROACH) & ~self.round
-        heading = np.arctan2(rot[:, 1, self.axis], rot[:, 0, self.axis])
-        self.closing[m] = (cur - wrap_angle(cur - heading, self.period))[m]
+        if not self.round:  # a round object keeps the hand's start direction
+            m = ph == APPROACH
+            heading = np.arctan2(rot[:, 1, self.axis], rot[:, 0, self.axis])
+            self.closing[m] = (cur - wrap_angle(cur - heading, self.period))[m]
         m = ph == APPROACH
         above = grasp + self.geom.hover * up
         target[m], grip[m] = above[m], self.open_cmd

@@ -157,6 +157,8 @@ class PhaseMachine:
         nxt = self.phase.copy()
         self.rot_ee = rot_ee
         target, speed, grip = self._plan(ee, cur, moved, s, nxt)
+        # an env sent back to its approach this step chooses its direction again from here
+        self.closing = np.where(np.isnan(self.closing), cur, self.closing)
         self.count = np.where(nxt == self.phase, self.count + 1, 0)
         self.phase = nxt
         action = np.zeros((len(ee), 7))
