@@ -70,9 +70,8 @@ def record(task: str, episode: int, folder: Path) -> Path:
     ep = next(e for e in run_metasim(task, spec, [episode, episode + 1]) if e.episode == episode)
     with RobosuiteRef() as ref:
         ref.load(facts.env, seed=MODEL_SEED, placed=list(facts.placed))
-        ref.call("set_state", qpos=ep.qpos, qvel=ep.qvel, body_pos=ep.body_pos,
-                 body_quat=ep.body_quat, fresh=True)  # fmt: skip
-        rec = ref.call("trace", actions=np.array(ep.actions))
+        ref.set_state(ep.qpos, ep.qvel, ep.body_pos, ep.body_quat, fresh=True)
+        rec = ref.trace(np.array(ep.actions))
     path = folder / "trace.npz"
     np.savez(path, xml=rec["xml"], time=rec["time"], qpos=rec["qpos"], qvel=rec["qvel"],
              warm=rec["warm"], ctrl=rec["ctrl"], placed=np.array(list(facts.placed), dtype=str),
@@ -109,8 +108,8 @@ def main() -> int:
     if args.replay:
         replay(*args.replay, nativeccd=not args.no_nativeccd)
         return 0
-    from metasim.libero.reference.simulator import ensure_venv
     from metasim.reference.refvenv import worker_env
+    from metasim.robosuite.reference.simulator import ensure_venv
 
     with tempfile.TemporaryDirectory() as tmp:
         trace = record(args.task, args.episode, Path(tmp))

@@ -1,10 +1,8 @@
 """The MjModel element table, one for every benchmark: the numeric fields of an MjModel and
 the names of their rows, enumerated the same way in any MuJoCo version. A reference worker
-(LIBERO's MuJoCo 3.17, Meta-World's 3.3.0, in their own venvs; refwire hands it this file,
-`spec.TABLES`) and metasim's model diff (MuJoCo 4) both call it. Pure: imports numpy only
-(the caller passes its `mujoco`), never metasim. `metasim/libero/reference/model.py`, its
-home before the kit, is a link to this file, for code that still names it (by module or by
-path); new code names this one."""
+(LIBERO's and robosuite's MuJoCo 3.17, Meta-World's 3.3.0, in their own venvs; refwire
+hands it this file, `spec.TABLES`) and metasim's model diff (MuJoCo 4) both call it. Pure:
+imports numpy only (the caller passes its `mujoco`), never metasim."""
 
 from __future__ import annotations
 

@@ -8,8 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from metasim.libero.reference.simulator import RefSimError, ensure_venv
-from metasim.robosuite.reference.simulator import RobosuiteRef
+from metasim.robosuite.reference.simulator import RobosuiteRef, RobosuiteRefError, ensure_venv
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +16,7 @@ def ref() -> Iterator[RobosuiteRef]:
     """One robosuite worker per test module (the reference venv built on first use)."""
     try:
         ensure_venv()
-    except RefSimError as exc:
+    except RobosuiteRefError as exc:
         pytest.skip(f"cannot build the robosuite reference venv (offline?): {exc}")
     with RobosuiteRef() as sim:
         yield sim

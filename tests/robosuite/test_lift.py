@@ -38,11 +38,11 @@ def test_lift_success_agrees_with_robosuite(ref: RobosuiteRef) -> None:
     """The cube raised through robosuite's threshold (table + 4 cm) in 2 mm steps: each
     state judged by robosuite's `_check_success` and by metasim's predicate."""
     ref.load("Lift", seed=MODEL_SEED)
-    start = ref.call("reset", seed=3)
+    start = ref.reset(seed=3)
     qpos = np.repeat(start["qpos"][None], 41, axis=0)
     qpos[:, 11] = 0.80 + np.linspace(0.0, 0.08, 41)  # cube z around 0.84
     qvel = np.zeros((41, len(start["qvel"])))
-    theirs = ref.call("successes", qpos=qpos, qvel=qvel)["success"]
+    theirs = ref.successes(qpos, qvel)["success"]
     ours = metasim_successes(
         "Lift", compile_task("robosuite:Lift"), split({"qpos": qpos, "qvel": qvel}, 41)
     )

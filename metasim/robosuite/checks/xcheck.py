@@ -120,9 +120,8 @@ def reference_run(ref: RobosuiteRef, ep: Episode) -> dict[str, Any]:
     included (`fresh`: robosuite's OSC built at that state, the gripper's command at zero,
     as metasim's episode starts; not what the previous replay left): per step its qpos
     (T, nq) and success (T,)."""
-    ref.call("set_state", qpos=ep.qpos, qvel=ep.qvel, body_pos=ep.body_pos,
-             body_quat=ep.body_quat, fresh=True)  # fmt: skip
-    return dict(ref.call("step", actions=np.array(ep.actions)))
+    ref.set_state(ep.qpos, ep.qvel, ep.body_pos, ep.body_quat, fresh=True)
+    return ref.step(np.array(ep.actions))
 
 
 def parted(ours: list[np.ndarray], theirs: np.ndarray) -> int | None:
@@ -145,7 +144,7 @@ def replay(ref: RobosuiteRef, ep: Episode) -> Comparison:
     late = None
     if first is None and ep.actions:
         hold = np.tile(ep.actions[-1], (HOLD_STEPS, 1))
-        more = np.asarray(ref.call("step", actions=hold)["success"], dtype=bool)
+        more = np.asarray(ref.step(hold)["success"], dtype=bool)
         late = int(np.argmax(more)) + 1 if more.any() else None
     return Comparison(ep.task, ep.episode, ep.steps, ep.success, first is not None,
                       ep.steps if ep.success else None, first, late, part)  # fmt: skip

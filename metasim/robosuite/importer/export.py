@@ -56,7 +56,7 @@ def folder_of(task: str) -> Path:
     """The task's cache folder, keyed also by the reference venv's path: the world names
     robosuite's asset files by absolute path into it, so an export made from another
     checkout's venv (gone with it) is not taken."""
-    from metasim.libero.reference.simulator import VENV
+    from metasim.robosuite.reference.simulator import VENV
 
     text = f"{_VERSION}:{task}:{MODEL_SEED}:{N_STATES}:{VENV.absolute()}"
     key = hashlib.sha1(text.encode()).hexdigest()[:10]
@@ -77,14 +77,14 @@ def _make(task: str, folder: Path) -> None:
     facts = task_facts(task)
     with RobosuiteRef() as ref:
         info = ref.load(facts.env, seed=MODEL_SEED, placed=list(facts.placed))
-        xml = ref.call("export")["xml"]
-        rec = ref.call("record", seeds=list(range(N_STATES)))
+        xml = ref.export()["xml"]
+        rec = ref.record(list(range(N_STATES)))
     world, base = strip_robot(xml)
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f"tmp-{os.getpid()}"
     tmp.mkdir(exist_ok=True)
     (tmp / "world.xml").write_text(world, encoding="utf-8")
-    poses = {}
+    poses: dict[str, Any] = {}
     for i, body in enumerate(facts.placed):
         poses[f"pos_{body}"] = rec["body_pos"][:, i]
         poses[f"quat_{body}"] = rec["body_quat"][:, i]

