@@ -36,8 +36,8 @@ def plot_loss(points: list[tuple[int, float]], out: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(6, 3.2))
     ax.plot([p[0] for p in points], [p[1] for p in points], lw=1)
-    ax.set_xlabel("training step (batch 8)")
-    ax.set_ylabel("ACT L1 loss")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("training loss (LeRobot log)")
     ax.set_yscale("log")
     ax.grid(alpha=0.3)
     fig.savefig(out, dpi=96, bbox_inches="tight")
