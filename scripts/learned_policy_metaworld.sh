@@ -56,7 +56,9 @@ fi
 if [ ! -f "$OUT/eval-lerobot/eval_info.json" ]; then
   $PY -m metasim.reference.lerobot_eval --benchmark metaworld --out "$OUT/eval-lerobot" -- \
     --policy.path="$CKPT" --policy.device=cpu --env.type=metaworld --env.task="$TASKS" \
-    --eval.n_episodes="$EPISODES" --eval.batch_size=10 --seed=1000
+    --eval.n_episodes="$EPISODES" --eval.batch_size=5 --seed=1000
+  # batch 5, not 10: lerobot-eval keeps every frame of the 10 episodes it records as
+  # video in memory (640x480, 500 steps); at batch 10 it was killed at 19 GB RSS here
 fi
 $PY scripts/learned_policy_table.py --metasim "$OUT/eval-metasim" \
   --lerobot "$OUT/eval-lerobot" --json "$OUT/table.json" || echo "a task differs (table)"
