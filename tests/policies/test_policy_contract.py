@@ -82,6 +82,10 @@ def _metaworld_expert(stack: ExitStack, tmp: Path) -> dict[str, Any]:
     return {"actions": {"space": "mocap_delta", "gripper": "pm1_open_neg"}}
 
 
+def _robosuite_expert(stack: ExitStack, tmp: Path) -> dict[str, Any]:
+    return {"actions": {"space": "osc_pose", "gripper": "pm1_open_neg"}}
+
+
 CASES: dict[str, Case] = {
     "noop": _noop,
     "scripted": _scripted,
@@ -91,6 +95,7 @@ CASES: dict[str, Case] = {
     "lerobot": _lerobot,
     "libero_expert": _libero_expert,
     "metaworld_expert": _metaworld_expert,
+    "robosuite_expert": _robosuite_expert,
 }
 SUCCEEDS = {
     "scripted",
@@ -98,10 +103,15 @@ SUCCEEDS = {
     "openpi",
     "libero_expert",
     "metaworld_expert",
+    "robosuite_expert",
 }  # a scripted expert behind each
 # The scene each kind is driven on (lift_cube unless named): the LIBERO expert solves
 # LIBERO's pick-and-place goals only, on LIBERO's torque-driven Panda (osc_pose).
-SCENE_OF = {"libero_expert": "libero_scene", "metaworld_expert": "metaworld_scene"}
+SCENE_OF = {
+    "libero_expert": "libero_scene",
+    "metaworld_expert": "metaworld_scene",
+    "robosuite_expert": "robosuite_scene",
+}
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +135,13 @@ def test_every_registered_kind_has_a_case() -> None:
         k for k in registered_policies() if policy_kind(k).factory.__module__.startswith("metasim.")
     }
     assert builtin == set(CASES)
+
+
+@pytest.fixture(scope="module")
+def robosuite_scene() -> Any:
+    from metasim.scene.sources import compile_task
+
+    return compile_task("robosuite:Lift")  # robosuite's own task, exported on first use
 
 
 @pytest.mark.parametrize("kind", sorted(CASES))
