@@ -78,7 +78,7 @@ OUT_FILES = [(p, a) for p, a in OUTPUTS if a.type.__name__ == "output file"]
 
 def test_the_output_files_are_found() -> None:
     names = {f"{p} {a.dest}" for p, a in OUT_FILES}
-    assert {"metasim correlate plot", "metasim metaworld-compare package"} <= names
+    assert {"metasim correlate plot", "metasim metaworld xcheck package"} <= names
     assert len(names) >= 5
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from metasim.reference.benchmark import Benchmark, register_benchmark
+from metasim.reference.benchmark import CHECKS, Benchmark, register_benchmark
 
 
 def probe_reference() -> dict[str, Any]:
@@ -19,16 +19,10 @@ def probe_reference() -> dict[str, Any]:
 
 LIBERO = register_benchmark(
     Benchmark(
-        name="libero",
-        source="libero:",
-        expert="libero_expert",
+        "libero",
         presets=("lerobot_libero", "openpi_libero"),
         backends=("mujoco", "warp"),
-        checks={
-            "parity": ("libero", "parity"),
-            "modeldiff": ("libero", "modeldiff"),
-            "xcheck": ("libero", "xcheck"),
-        },
+        own_checks=CHECKS,
         reference="metasim.libero.benchmark:probe_reference",
         venv="metasim.libero.reference.simulator:ensure_venv",
     )

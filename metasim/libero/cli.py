@@ -25,46 +25,45 @@ from metasim.reference.checkcli import (
 LIBERO_HORIZON = 1000  # LIBERO's episode horizon (max_steps of its suites), in control steps
 
 
+PARITY_HELP = (
+    "run the reference and metasim from one init state with the same seeded smooth random "
+    "osc_pose actions; print per-step errors and the first frame's PSNR"
+)
+MODELDIFF_HELP = (
+    "compare every numeric field of the imported task's compiled MjModel with the "
+    "reference's live model, element by element; exit 1 on an unlisted difference"
+)
+
+
 def add_parser(verbs: Any) -> None:
-    """Add the `libero` verb and its sub-verb `parity` to the `metasim` parser's `verbs`."""
-    sub = add_checks(verbs, "libero", "LIBERO tools (parity against the reference simulator)")
-    par = add_check(
-        sub,
-        "parity",
-        "run the reference and metasim from one init state with the same seeded smooth "
-        "random osc_pose actions; print per-step errors and the first frame's PSNR",
-    )
-    par.add_argument("--suite", required=True, help="libero_spatial|object|goal|10|90")
-    par.add_argument(
-        "--task", type=bounded_int(0, 999), required=True, help="task index in LIBERO's order"
-    )
-    par.add_argument(
-        "--init", type=bounded_int(0, 9999), required=True, help="init state index (0..49)"
-    )
+    """Add the `libero` verb and its sub-verbs `parity`, `modeldiff` and `xcheck`."""
+    sub = add_checks(verbs, "libero", "LIBERO tools (checks against the reference simulator)")
+    par = _task_check(sub, "parity", PARITY_HELP, init_default=None)
     par.add_argument(
         "--steps", type=bounded_int(1, LIBERO_HORIZON), default=100, help="control steps (20 Hz)"
     )
     par.add_argument("--seed", type=SEED, default=0, help="seeds the actions and env.reset")
     add_outputs(par, frames="write both first agentview frames as PNG")
-    _add_modeldiff(sub)
+    add_outputs(_task_check(sub, "modeldiff", MODELDIFF_HELP, init_default=0))
+    cli_xcheck.add_parser(sub)
 
 
-def _add_modeldiff(sub: Any) -> None:
-    md = add_check(
-        sub,
-        "modeldiff",
-        "compare every numeric field of the imported task's compiled MjModel with the "
-        "reference's live model, element by element; exit 1 on an unlisted difference",
-    )
-    md.add_argument("--suite", required=True, help="libero_spatial|object|goal|10|90")
-    md.add_argument(
+def _task_check(sub: Any, check: str, help: str, init_default: int | None) -> Any:
+    """The sub-verb `check` with the arguments that name one task and init state (the
+    init state required when `init_default` is None)."""
+    parser = add_check(sub, check, help)
+    parser.add_argument("--suite", required=True, help="libero_spatial|object|goal|10|90")
+    parser.add_argument(
         "--task", type=bounded_int(0, 999), required=True, help="task index in LIBERO's order"
     )
-    md.add_argument(
-        "--init", type=bounded_int(0, 9999), default=0, help="init state the reference resets to"
+    init = (
+        "init state index (0..49)" if init_default is None else "init state the reference resets to"
     )
-    add_outputs(md)
-    cli_xcheck.add_parser(sub)
+    parser.add_argument(
+        "--init", type=bounded_int(0, 9999), required=init_default is None,
+        default=init_default, help=init,
+    )  # fmt: skip
+    return parser
 
 
 def _rows(steps: int) -> list[int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from metasim.reference.benchmark import Benchmark, register_benchmark
+from metasim.reference.benchmark import CHECKS, Benchmark, register_benchmark
 
 
 def probe_reference() -> dict[str, Any]:
@@ -18,16 +18,10 @@ def probe_reference() -> dict[str, Any]:
 
 METAWORLD = register_benchmark(
     Benchmark(
-        name="metaworld",
-        source="metaworld:",
-        expert="metaworld_expert",
+        "metaworld",
         presets=("lerobot_metaworld",),
         backends=("mujoco", "warp"),
-        checks={
-            "parity": ("metaworld", "parity"),
-            "modeldiff": ("metaworld", "modeldiff"),
-            "xcheck": ("metaworld-compare",),
-        },
+        own_checks=CHECKS,
         reference="metasim.metaworld.benchmark:probe_reference",
         venv="metasim.metaworld.reference.simulator:ensure_venv",
     )

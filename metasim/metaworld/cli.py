@@ -3,7 +3,13 @@
 tasks against the package itself (metaworld 3.1.1 on MuJoCo 3.3.0) on random (task,
 variation) pairs, with the raw-XML MuJoCo 4 control run that says why they part
 (`metasim.metaworld.checks.parity`). Exit 0 when every pair meets every target, 1 when
-one misses or the reference cannot run, 2 for bad arguments."""
+one misses or the reference cannot run, 2 for bad arguments.
+
+`metasim metaworld modeldiff --task ENV`: every model field against the package's
+(`metasim.metaworld.checks.parity_fields`); `metasim metaworld xcheck`: the expert's
+success next to the package's own policies (`metasim.metaworld.compare`, formerly
+`metasim metaworld-compare`). All three are also `metasim check CHECK --benchmark
+metaworld`."""
 
 from __future__ import annotations
 
@@ -29,43 +35,46 @@ MAX_PATH_LENGTH = 500  # the package's episode length: rollouts cannot be longer
 
 
 def add_parser(verbs: Any) -> None:
-    """Add the `metaworld` verb and its sub-verb `parity`."""
-    sub = add_checks(verbs, "metaworld", "Meta-World tools (parity against the package)")
-    par = add_check(
-        sub,
-        "parity",
-        "run the package (MuJoCo 3.3), metasim and the raw task XML in MuJoCo 4 from the "
-        "same variation with the same smooth random actions; compare end effector, objects "
-        "and the first frame; say where and why the runs part",
-    )
+    """Add the `metaworld` verb and its sub-verbs `parity`, `modeldiff` and `xcheck`."""
+    from metasim.metaworld import compare
+
+    sub = add_checks(verbs, "metaworld", "Meta-World tools (checks against the package)")
+    par = add_check(sub, "parity", PARITY_HELP)
     par.add_argument(
         "--pairs", type=bounded_int(1, 2500), default=10, help="(task, variation) pairs"
     )
     par.add_argument("--seed", type=SEED, default=None, help="draws the pairs and the actions")
     par.add_argument("--steps", type=bounded_int(1, MAX_PATH_LENGTH), default=100)
-    par.add_argument(
-        "--benchmark", choices=("MT50", "MT10", "MT1"), default="MT50",
-        help="whose variations: MT50 (default) or MT10 (their seed-0 draws), MT1 (per task)",
-    )  # fmt: skip
+    _add_variations(par)
     par.add_argument("--tasks", default="", help="comma-separated env names (default: MT50)")
     par.add_argument("--camera", choices=CAMERAS, default="corner", help="first-frame camera")
     par.add_argument("--size", type=bounded_int(16, 1024), default=240, help="frame side, px")
     add_outputs(par, frames="write each pair's two first frames as PNG")
-    _add_modeldiff(sub)
-
-
-def _add_modeldiff(sub: Any) -> None:
-    md = add_check(
-        sub,
-        "modeldiff",
-        "every model field that differs between the package's task XML compiled by MuJoCo "
-        "3.3.0 and 4.0, and between metasim's model and the reference's live model of one "
-        "variation, with its reason; exit 1 on a difference without one",
-    )
+    md = add_check(sub, "modeldiff", MODELDIFF_HELP)
     md.add_argument("--task", required=True, help="env name, e.g. pick-place-v3")
     md.add_argument("--variation", type=bounded_int(0, 49), default=0)
-    md.add_argument("--benchmark", choices=("MT50", "MT10", "MT1"), default="MT50")
+    _add_variations(md)
     add_outputs(md, "the differences")
+    compare.add_arguments(add_check(sub, "xcheck", compare.HELP))
+
+
+PARITY_HELP = (
+    "run the package (MuJoCo 3.3), metasim and the raw task XML in MuJoCo 4 from the same "
+    "variation with the same smooth random actions; compare end effector, objects and the "
+    "first frame; say where and why the runs part"
+)
+MODELDIFF_HELP = (
+    "every model field that differs between the package's task XML compiled by MuJoCo 3.3.0 "
+    "and 4.0, and between metasim's model and the reference's live model of one variation, "
+    "with its reason; exit 1 on a difference without one"
+)
+
+
+def _add_variations(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--benchmark", choices=("MT50", "MT10", "MT1"), default="MT50",
+        help="whose variations: MT50 (default) or MT10 (their seed-0 draws), MT1 (per task)",
+    )  # fmt: skip
 
 
 def _tasks(text: str, benchmark: str, flag: str = "--tasks") -> list[str]:
@@ -92,13 +101,18 @@ def _progress(line: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run `metasim metaworld parity` (see the module doc for the exit codes)."""
+    """Run `metasim metaworld parity|modeldiff|xcheck` (see the module doc for the exit
+    codes; xcheck's are `metasim.metaworld.compare`'s)."""
     from metasim.metaworld.checks.parity import DEFAULT_SEED
     from metasim.metaworld.checks.parity_report import format_table, run_parity
     from metasim.metaworld.reference.simulator import SPEC, MetaWorldRefError
 
     if args.metaworld_verb == "modeldiff":
         return run_modeldiff(args)
+    if args.metaworld_verb == "xcheck":
+        from metasim.metaworld import compare
+
+        return compare.run(args)
     tasks = _tasks(args.tasks, args.benchmark)
     if args.frames:
         check_out_dir(args.frames, "--frames")

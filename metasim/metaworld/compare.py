@@ -39,6 +39,10 @@ from metasim.guards import (
 from metasim.stats.paired import PairedTable, paired_difference_interval
 
 DEFAULT_SUITE = "metaworld_mt50"
+HELP = (
+    "Meta-World: metasim's expert success per task next to the package's own scripted "
+    "policies on the same variations, with a paired interval on the difference"
+)
 # `--package FILE`: the package's outcomes, a JSON object stamped as this command's, so a
 # file that is not one (a user's settings named by mistake) is refused, never replaced.
 PACKAGE_STAMP = "metasim metaworld-compare package outcomes"
@@ -332,7 +336,7 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.episodes <= 50:
         raise MetasimInputError("--episodes", [f"{args.episodes}: expected 1..50 (variations)"])
     if args.run and args.out:
-        raise MetasimInputError("metaworld-compare", ["give --run or --out, not both"])
+        raise MetasimInputError("metaworld xcheck", ["give --run or --out, not both"])
     if args.run and args.backend != "mujoco":
         raise MetasimInputError("--backend", ["a --run's backend is the run's own; omit it"])
     cache = check_out_file(args.package, "--package", PACKAGE_FILE) if args.package else None

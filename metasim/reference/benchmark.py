@@ -7,11 +7,12 @@ registered benchmark (tests/test_benchmark_contract.py) follow from it instead o
 written again per benchmark:
 
 - `source`: the prefix of its task source (its suites come from there, and only there);
-- `expert`: the policy kind of its scripted expert;
+  by default "<name>:";
+- `expert`: the policy kind of its scripted expert; by default "<name>_expert";
 - `presets`: the policy presets (policies/<name>.yaml) its checkpoints are evaluated with;
 - `backends`: the backends docs/support_matrix.md claims for its tasks;
 - `checks`: each reference check (parity, modeldiff, xcheck) as the argv of the plug-in's
-  own verb that runs it;
+  own verb that runs it; `own_checks` names those run as `metasim <name> <check>`;
 - `reference`: "module:function" that starts its reference simulator's worker, asks it
   one question and closes it, returning what it answered (its versions); None when the
   benchmark has no reference simulator. `venv`: "module:function" that returns the
@@ -37,13 +38,23 @@ class Benchmark:
     """One benchmark plug-in's declaration (see the module doc)."""
 
     name: str
-    source: str
-    expert: str
     presets: tuple[str, ...] = ()
     backends: tuple[str, ...] = ("mujoco",)
+    own_checks: tuple[str, ...] = ()
     checks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     reference: str | None = None
     venv: str | None = None
+    source: str = ""
+    expert: str = ""
+
+    def __post_init__(self) -> None:
+        # The conventions the module doc names, filled in where the plug-in is silent.
+        if not self.source:
+            object.__setattr__(self, "source", f"{self.name}:")
+        if not self.expert:
+            object.__setattr__(self, "expert", f"{self.name}_expert")
+        own = {check: (self.name, check) for check in self.own_checks}
+        object.__setattr__(self, "checks", {**own, **self.checks})
 
     def reference_ready(self) -> str | None:
         """None when the reference venv is there or was just built; else why it cannot

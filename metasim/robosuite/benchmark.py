@@ -7,13 +7,10 @@ from metasim.reference.benchmark import Benchmark, register_benchmark
 
 ROBOSUITE = register_benchmark(
     Benchmark(
-        name="robosuite",
-        source="robosuite:",
-        expert="robosuite_expert",
+        "robosuite",
         presets=("robomimic_robosuite",),
-        backends=("mujoco",),
-        checks={"modeldiff": ("robosuite", "modeldiff"), "xcheck": ("robosuite", "xcheck")},
+        own_checks=("modeldiff", "xcheck"),
         reference="metasim.robosuite.reference.simulator:probe_reference",
-        venv="metasim.libero.reference.simulator:ensure_venv",
+        venv="metasim.libero.reference.simulator:ensure_venv",  # robosuite 1.4 lives there
     )
 )

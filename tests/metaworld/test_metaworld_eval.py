@@ -48,6 +48,31 @@ def test_the_expert_matches_the_package_to_the_step(tmp_path: Path, mw_ref: Meta
     text = compare.markdown(rows)
     assert "| reach-v3 | 2/2 | 2/2 | +0.0 |" in text
     assert "difference within the paired 95% interval (it contains 0) in 3/3 tasks" in text
+    _the_same_through_the_cli(tmp_path / "run", tmp_path / "package.json")
+
+
+def _the_same_through_the_cli(run: Path, package: Path) -> None:
+    """`metasim check xcheck --benchmark metaworld` on that run (the package's side run
+    and written to `package`), then the old spelling `metaworld-compare` reading it back:
+    the same rows, and the old one says its new name."""
+    import contextlib
+    import io
+
+    from metasim.cli.main import main
+
+    args = ["--run", str(run), "--tasks", *STEP_EXACT, "--episodes", "2", "--json"]
+    outs = []
+    for argv in (["check", "xcheck", "--benchmark", "metaworld"], ["metaworld-compare"]):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            assert main([*argv, *args, "--package", str(package)]) == 0, err.getvalue()
+        outs.append((json.loads(out.getvalue()), err.getvalue()))
+    (new, new_err), (old, old_err) = outs
+    assert new == old and package.is_file()
+    assert "note:" not in new_err
+    assert old_err.strip().splitlines()[-1] == (
+        "note: `metasim metaworld-compare` is now `metasim check xcheck --benchmark metaworld`"
+    )
 
 
 def test_an_episode_starts_from_its_variation_in_any_slot() -> None:
@@ -113,7 +138,7 @@ def test_package_file_never_replaces_a_users_file(capsys, tmp_path: Path) -> Non
     settings.write_text('{"lr": 0.001}\n')
     listed = tmp_path / "list.json"
     listed.write_text("[1, 2]\n")
-    run = ["metaworld-compare", "--run", str(tmp_path / "no_run"), "--episodes", "1"]
+    run = ["metaworld", "xcheck", "--run", str(tmp_path / "no_run"), "--episodes", "1"]
     for target in (settings, listed, Path("/etc/passwd"), tmp_path):
         err = refused(capsys, [*run, "--tasks", "reach-v3", "--package", str(target)])
         assert "--package" in err and str(target) in err, err
