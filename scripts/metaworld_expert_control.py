@@ -27,7 +27,7 @@ from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.metaworld.checks.parity import EEF_TARGET_M, OBJECT_TARGET_M
 from metasim.metaworld.checks.parity_raw import run_raw
 from metasim.metaworld.expert import MetaworldExpert
-from metasim.metaworld.reference.initstates import init_states
+from metasim.metaworld.reference.init_states import init_states
 from metasim.metaworld.reference.simulator import MetaWorldRef
 from metasim.policies.base import PolicyContext
 

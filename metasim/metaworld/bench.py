@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from metasim.envs.vec_env import MetasimVectorEnv
-from metasim.metaworld.importer.refs import parse_ref
+from metasim.metaworld.importer.task_refs import parse_ref
 from metasim.scene.sources import compile_task
 
 WARMUP = 5  # env steps before timing (first-call costs: kinematics buffers, caches)

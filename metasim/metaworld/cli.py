@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
 def run_modeldiff(args: argparse.Namespace) -> int:
     """`metasim metaworld modeldiff`: exit 0 when every difference has its reason."""
     from metasim.metaworld.checks import parity_fields as pf
-    from metasim.metaworld.reference.initstates import init_states
+    from metasim.metaworld.reference.init_states import init_states
     from metasim.metaworld.reference.simulator import ensure_venv
 
     names = _tasks(args.task, args.benchmark, "--task")

@@ -18,7 +18,7 @@ from metasim.metaworld.importer import paths
 from metasim.metaworld.importer.model import WELD_DATA, reset_frame_sites
 from metasim.metaworld.importer.scene import scene_dict
 from metasim.metaworld.importer.source import MetaworldSource, parse_ref
-from metasim.metaworld.reference import initstates
+from metasim.metaworld.reference import init_states as ref_states
 from metasim.metaworld.reference.simulator import MetaWorldRef
 from metasim.scene.compile import compile_scene
 from metasim.scene.schema import Scene
@@ -128,7 +128,7 @@ def test_a_task_resets_to_the_package_variations(ref: str) -> None:
     from metasim.metaworld.obs import RESET_FRAME_STALE
 
     bench, split, task = parse_ref(ref)
-    states = initstates.init_states(task, bench, split, 0, range(50))
+    states = ref_states.init_states(task, bench, split, 0, range(50))
     env = MetasimVectorEnv(compile_task(ref), num_envs=3, action_space="mocap_delta")
     try:
         order = [2, 0, 1]  # episode k in another slot than k

@@ -9,7 +9,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from metasim.metaworld.reference import initstates
+from metasim.metaworld.reference import init_states as ref_states
 from metasim.metaworld.reference.simulator import VENV, MetaWorldRef, MetaWorldRefError
 from metasim.metaworld.reference.sweep import reset_changes, reset_markdown
 
@@ -60,22 +60,22 @@ def test_init_states_reproduce_the_reset_in_metasims_mujoco(mw_ref: MetaWorldRef
 
 def test_init_states_are_cached_on_disk(mw_ref: MetaWorldRef, tmp_path, monkeypatch):
     monkeypatch.setenv("METASIM_CACHE", str(tmp_path))
-    first = initstates.init_states("door-open-v3", "MT1", variations=[1, 2], ref=mw_ref)
-    path = initstates.cache_file("door-open-v3", "MT1", "train", 0, [1, 2])
+    first = ref_states.init_states("door-open-v3", "MT1", variations=[1, 2], ref=mw_ref)
+    path = ref_states.cache_file("door-open-v3", "MT1", "train", 0, [1, 2])
     assert path.exists() and path.is_relative_to(tmp_path)
 
     def no_reference(*args: object, **kwargs: object) -> None:  # injected: must not start
         raise AssertionError("the cache was not read")
 
-    monkeypatch.setattr(initstates, "MetaWorldRef", no_reference)
-    again = initstates.init_states("door-open-v3", "MT1", variations=[1, 2])
+    monkeypatch.setattr(ref_states, "MetaWorldRef", no_reference)
+    again = ref_states.init_states("door-open-v3", "MT1", variations=[1, 2])
     assert again.joints == first.joints and again.variations == (1, 2)
-    for key in initstates.ARRAYS:
+    for key in ref_states.ARRAYS:
         np.testing.assert_array_equal(getattr(again, key), getattr(first, key))
     assert again.model.keys() == first.model.keys()
     np.testing.assert_array_equal(again.model["body_pos"].values, first.model["body_pos"].values)
     assert again.model["body_pos"].names == ("door",) and again.qpos.shape == (2, 10)
-    assert initstates.cache_file("door-open-v3", "MT1", "train", 0, [1]) != path
+    assert ref_states.cache_file("door-open-v3", "MT1", "train", 0, [1]) != path
 
 
 def test_expert_actions_drive_the_packages_own_episode(mw_ref: MetaWorldRef):

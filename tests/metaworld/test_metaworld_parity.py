@@ -130,7 +130,7 @@ def test_the_weld_steps_as_mujoco_3_3_without_the_jdotv_term(mw_ref: MetaWorldRe
     imported scene steps as the legacy control, not as plain MuJoCo 4."""
     from metasim.metaworld.checks.parity import run_metasim
     from metasim.metaworld.checks.parity_raw import RawRun, run_raw
-    from metasim.metaworld.reference.initstates import init_states
+    from metasim.metaworld.reference.init_states import init_states
 
     task, k = "reach-v3", 2
     actions = smooth_actions(100, np.random.default_rng(7))
@@ -201,7 +201,7 @@ def test_modeldiff_lists_every_field_with_its_reason(
     from pathlib import Path
 
     from metasim.metaworld.checks import parity_fields as pf
-    from metasim.metaworld.reference.initstates import init_states
+    from metasim.metaworld.reference.init_states import init_states
 
     python = Path(str(mw_python))
     version = pf.version_diff("plate-slide-v3", python)

@@ -32,7 +32,7 @@ from metasim.metaworld.checks.parity_raw import Track, run_raw
 from metasim.metaworld.importer import paths
 from metasim.metaworld.importer.init_states import VARIATIONS, metasim_name
 from metasim.metaworld.importer.model import unnamed_joint
-from metasim.metaworld.reference.initstates import InitStates, init_states
+from metasim.metaworld.reference.init_states import InitStates, init_states
 from metasim.metaworld.reference.simulator import MetaWorldRef
 from metasim.reference import images
 

@@ -22,7 +22,7 @@ import numpy as np
 from metasim.metaworld.checks.fields import FieldDiff, compare
 from metasim.metaworld.checks.parity_raw import apply_reset_rows
 from metasim.metaworld.importer import paths
-from metasim.metaworld.reference.initstates import InitStates
+from metasim.metaworld.reference.init_states import InitStates
 
 DUMP = Path(__file__).parents[1] / "reference" / "compiledump.py"
 # Why a field differs between MuJoCo 3.3.0's and 4.0's compile of the same XML.

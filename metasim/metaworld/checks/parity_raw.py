@@ -25,7 +25,7 @@ import numpy as np
 
 from metasim.metaworld.importer import paths
 from metasim.metaworld.importer.model import WELD_DATA
-from metasim.metaworld.reference.initstates import InitStates
+from metasim.metaworld.reference.init_states import InitStates
 from metasim.sim.mujoco.legacy import legacy_equality_aref
 
 MOCAP_QUAT = (1.0, 0.0, 1.0, 0.0)  # what the package writes on every step (unnormalised)

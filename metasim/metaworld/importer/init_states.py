@@ -1,6 +1,6 @@
 """The package's parametric variations as a scene's recorded initial states: episode k
 starts from variation k mod K, exactly as the package's `reset()` leaves it (read once
-from the reference and cached: `metasim.metaworld.reference.initstates`).
+from the reference and cached: `metasim.metaworld.reference.init_states`).
 
 The reference's reply names joints, bodies, sites and geoms as the task XML does; here
 they get metasim's names (`robot/` for the Sawyer's, `world/` for the rest) and become
@@ -83,9 +83,9 @@ def states_file(
     task: str, benchmark: str, split: str, seed: int = 0
 ) -> tuple[Path, dict[str, Any]]:
     """The `.npz` of the task's variations and its `task.init_states` entry."""
-    from metasim.metaworld.reference import initstates
+    from metasim.metaworld.reference import init_states as ref_states
 
-    states = initstates.init_states(task, benchmark, split, seed, range(VARIATIONS))
+    states = ref_states.init_states(task, benchmark, split, seed, range(VARIATIONS))
     joints = [
         (metasim_name("jnt", n or unnamed_joint(k)), nq, nv)
         for k, (n, _, nq, nv) in enumerate(states.joints)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from metasim.metaworld.importer.refs import DEFAULT_BENCHMARK, benchmark_tasks, parse_ref
+from metasim.metaworld.importer.task_refs import DEFAULT_BENCHMARK, benchmark_tasks, parse_ref
 from metasim.paths import cache_dir
 from metasim.scene.schema import Scene
 from metasim.scene.sources import TaskSource, task_source
