@@ -39,24 +39,17 @@ from metasim.tasks.fixture_placement import (
 )
 from metasim.tasks.init_states import FieldValues
 from metasim.tasks.predicates import TaskView
+from metasim.tasks.seeds import episode_rng, episode_seed
 from metasim.tasks.task import TaskRuntime
 
 
 def scene_parts(compiled: CompiledScene) -> tuple[tuple[str, ...], ...]:
     """(object names, fixture bodies, fixture sites) of a compiled scene, in index order."""
     idx = compiled.index
-    bodies = tuple(
-        n
-        for n in idx.bodies
-        if n not in ("world",) and not n.startswith("robot/") and n not in idx.object_names
-    )
+    skip = {"world", *idx.object_names}
+    bodies = tuple(n for n in idx.bodies if n not in skip and not n.startswith("robot/"))
     sites = tuple(n for n in idx.sites if not n.startswith("robot/"))
     return tuple(idx.object_names), bodies, sites
-
-
-def episode_seed(base_seed: int, episode: int) -> int:
-    """Seed of episode `episode` in a run seeded `base_seed` (independent streams)."""
-    return int(np.random.SeedSequence([base_seed, episode]).generate_state(1)[0])
 
 
 def as_compiled(scene: str | Path | Scene | CompiledScene) -> CompiledScene:
@@ -187,12 +180,18 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         """(B,) control steps each env has taken in its current episode (a copy)."""
         return self._steps.copy()
 
+    @property
+    def episode_seeds(self) -> np.ndarray:
+        """(B,) each env's current episode seed (a copy)."""
+        return self._seeds.copy()
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Reset all envs, or `options["env_ids"]` with `options["seeds"]` (episode seeds)
-        and `options["episodes"]` (episode indices: a task with recorded init states starts
-        episode k from state k mod N; without them, the envs' running count)."""
+        """Reset all envs, or `options["env_ids"]`, to start `options["episodes"]` (episode
+        k's seed is `episode_seed(seed, k)`, a task with recorded init states starts it from
+        state k mod N; without them, the envs' running count); `options["seeds"]` overrides
+        the derived seeds. `info["seeds"]` holds each env's episode seed."""
         options = options or {}
         if seed is not None:
             self._base_seed = seed
@@ -211,9 +210,10 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self, env_ids: np.ndarray, seeds: list[int] | None, episodes: list[int] | None = None
     ) -> None:
         if seeds is None:
-            episodes = [self._episodes_started + k for k in range(len(env_ids))]
+            if episodes is None:
+                episodes = [self._episodes_started + k for k in range(len(env_ids))]
+                self._episodes_started += len(env_ids)
             seeds = [episode_seed(self._base_seed, k) for k in episodes]
-            self._episodes_started += len(env_ids)
         base = self.handler.default_state(len(env_ids))
         state = self.task.sample_initial(base, seeds, episodes)
         self._place_fixtures(env_ids, seeds, episodes)
@@ -230,7 +230,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self._init_body_pos[env_ids] = kin.body_pos[env_ids]
         if self.noise.active:  # each episode's own noise stream (made only when used)
             for i, s in zip(env_ids, seeds, strict=True):
-                self._noise_rngs[i] = np.random.default_rng([int(s), 1])
+                self._noise_rngs[i] = episode_rng(s, "runtime_noise")
         if self.noise.action_latency:
             self._pending[:, env_ids] = self.controller.hold_action(kin)[env_ids]
 

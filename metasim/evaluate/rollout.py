@@ -1,7 +1,8 @@
 """Run the episodes of one task: a batched env, a policy, chunk execution, records.
 
 Episode k of a task always starts from the state drawn with `episode_seed(seed, k)`,
-whatever env slot it lands in, so results do not depend on `num_envs`.
+whatever env slot it lands in, so results do not depend on `num_envs`: the env derives
+it (`metasim.tasks.seeds`); the loop names the episodes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from metasim.envs.noise import RuntimeNoise
-from metasim.envs.vec_env import MetasimVectorEnv, episode_seed
+from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError, one_line
 from metasim.evaluate.policy_io import camera_views, converter_for, policy_context
 from metasim.evaluate.records import EpisodeRecord
@@ -80,6 +81,7 @@ def run_task(
         autoreset=False,
         noise=noise,
         nthread=spec.threads,
+        seed=spec.seed,
     )
     cell_factors = dict(factors or {})
     policy: Policy | None = None
@@ -207,10 +209,9 @@ class _Loop:
                 yield from self._finish(np.asarray(ep["env_ids"]), ep, None)
 
     def _reset_options(self, env_ids: np.ndarray, episodes: list[int]) -> dict[str, object]:
-        """Reset options of slots `env_ids` starting `episodes`: each episode's seed, and
-        the episode index itself (recorded init states are picked by it)."""
-        seeds = [episode_seed(self.seed, k) for k in episodes]
-        return {"env_ids": env_ids, "seeds": seeds, "episodes": episodes}
+        """Reset options of slots `env_ids` starting `episodes` (the env derives each
+        episode's seed from its index and its own seed)."""
+        return {"env_ids": env_ids, "episodes": episodes}
 
     def _fail(self, failed: dict[int, str]) -> Iterator[EpisodeRecord]:
         for reason in sorted(set(failed.values())):
@@ -356,7 +357,7 @@ class _Loop:
                 yield EpisodeRecord(
                     task=self.name,
                     episode=k,
-                    seed=episode_seed(self.seed, k),
+                    seed=int(self.env.episode_seeds[slot]),
                     success=False,
                     progress=0.0,
                     steps=int(self.env.episode_steps[slot]),

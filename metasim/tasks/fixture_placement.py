@@ -2,10 +2,9 @@
 (`FixtureBase.placed`, e.g. a benchmark's cabinets with a placement region) get a pose
 drawn by their kind (`FixtureBase.draw_pose`).
 
-Episode k's poses are drawn from its own generator, `default_rng([episode seed, 2])`,
-where the episode seed is `episode_seed(run seed, k)`: they depend only on the run's
-seed, the task and k, never on `num_envs` or on the env slot the episode runs in (stream
-1 of the same seed is the runtime noise's; the seed itself draws the initial state).
+Episode k's poses are drawn from its own generator, the "fixture_poses" stream of its
+episode seed (`metasim.tasks.seeds`): they depend only on the run's seed, the task and k,
+never on `num_envs` or on the env slot the episode runs in.
 `episode_fixture_poses(compiled, seed)` recomputes an episode's poses from its seed
 (what a cross-check with a reference simulator needs to put the reference's fixtures
 where metasim had them); the env also reports the poses it applied
@@ -21,8 +20,7 @@ import numpy as np
 
 from metasim.scene.compile import CompiledScene
 from metasim.scene.schema_base import FixtureBase
-
-FIXTURE_STREAM = 2  # the generator of episode seed s is default_rng([s, FIXTURE_STREAM])
+from metasim.tasks.seeds import episode_rng
 
 
 @dataclass(frozen=True)
@@ -59,7 +57,7 @@ def sample_fixture_poses(
     n, b = len(placed), len(seeds)
     pos, quat = np.zeros((b, n, 3)), np.zeros((b, n, 4))
     for row, seed in enumerate(seeds):
-        rng = np.random.default_rng([int(seed), FIXTURE_STREAM])
+        rng = episode_rng(seed, "fixture_poses")
         for j, fx in enumerate(placed):
             given = None if episodes is None else fx.episode_pose(int(episodes[row]))
             pos[row, j], quat[row, j] = fx.draw_pose(rng) if given is None else given

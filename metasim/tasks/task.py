@@ -11,6 +11,7 @@ from metasim.scene.schema import DrawerSpec
 from metasim.sim.base import SimState
 from metasim.tasks.init_states import InitStates
 from metasim.tasks.predicates import TaskView, compile_predicate
+from metasim.tasks.seeds import episode_rng
 
 
 class TaskRuntime:
@@ -58,7 +59,7 @@ class TaskRuntime:
             ks = list(episodes) if episodes is not None else [int(s) for s in seeds]
             self.init_states.write(state, self.compiled.model.qpos0, ks)
             for row, seed in enumerate(seeds):
-                self._perturb_recorded(state, row, np.random.default_rng(seed))
+                self._perturb_recorded(state, row, episode_rng(seed, "initial_state"))
             return state
         c = self.compiled
         idx = c.index
@@ -66,7 +67,7 @@ class TaskRuntime:
         state = base.copy()
         grip = c.robot.gripper
         for row, seed in enumerate(seeds):
-            rng = np.random.default_rng(seed)
+            rng = episode_rng(seed, "initial_state")
             noise = scene.robot.init_noise
             arm = idx.home + rng.uniform(-noise, noise, size=idx.home.shape)
             arm = np.clip(arm, idx.arm_range[:, 0], idx.arm_range[:, 1])
