@@ -50,7 +50,7 @@ CAMERAS = {
 SAMPLE = [("libero_spatial", 4), ("libero_object", 7), ("libero_goal", 5), ("libero_10", 1)]
 ALL = [(s, i) for s in paths.LIBERO_SUITES for i in range(len(paths.suite_tasks(s)))]
 # KITCHEN_SCENE8's stove starts on: LIBERO draws its burner site, metasim hides sites, so
-# even a static frame of the same state is 32.6 dB (docs/libero.md, "First frame").
+# even a static frame of the same state is 32.6 dB (docs/libero_log.md, "First frame").
 BURNER = {("libero_90", 38), ("libero_90", 39), ("libero_10", 8)}
 # Physics, not the instant: on libero_spatial 7 (its drawn init, seed, actions) the
 # axis-angle's z reaches 1.07e-6 rad at step 40 while positions stay within 1.3e-8 m; the

@@ -6,7 +6,7 @@ and of `num_envs`.
 CI: three MT10 tasks whose dynamics agree with the package's to the step (reach, push,
 button-press-topdown), two episodes each: the same outcome and first-success step per
 episode. Slow: all of MT10, three episodes each, every task's difference within its paired
-interval. The full MT50 x 10 table is docs/metaworld.md's ("metasim vs the package: MT50").
+interval. The full MT50 x 10 table is docs/metaworld_log.md's ("metasim vs the package: MT50").
 """
 
 from __future__ import annotations
