@@ -1,9 +1,9 @@
 """Perturbation axes on Meta-World scenes: the axes that have something to act on change
 the compiled model or the run; the ones with nothing to act on (Meta-World's objects,
 table and drawers are parts of the one `metaworld_world` MJCF fixture, not scene
-objects or table/drawer fixtures) are refused with a clear input error instead of
-silently running the nominal scene. No reference needed: the scene is built from the
-task XML's own configuration (`states=False`)."""
+objects or table/drawer fixtures) leave the scene as it is, and LIBERO's background
+axis (no MJCF arena) is refused with a clear input error. No reference needed: the scene
+is built from the task XML's own configuration (`states=False`)."""
 
 from __future__ import annotations
 
