@@ -33,7 +33,8 @@ from metasim.control.actions import ActionController
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
 from metasim.evaluate.policy_io import policy_context
-from metasim.evaluate.rollout import EpisodeRecord, _Loop
+from metasim.evaluate.records import EpisodeRecord
+from metasim.evaluate.timed import timed_loop
 from metasim.guards import PROFILE_TEXT, PSTATS, check_out_file
 from metasim.policies.base import make_policy
 from metasim.scene.compile import CompiledScene
@@ -47,35 +48,18 @@ from metasim.tasks.task import TaskRuntime
 STEP_BUDGET_S = 5.0
 
 
-class _Enough(Exception):
-    """Stops the evaluation loop after the measured number of steps."""
-
-
 def _eval_loop(env: MetasimVectorEnv, steps: int) -> tuple[float, np.ndarray, list[EpisodeRecord]]:
     """Seconds for `steps` control steps of the evaluation loop itself (`run_task`'s
-    `_Loop`: chunk refills, action checks, episode records and restarts), the controls
-    it sent (steps, B, nu), and the episodes that finished meanwhile."""
-    compiled = env.compiled
+    loop, `timed_loop`: chunk refills, action checks, episode records and restarts), the
+    controls it sent (steps, B, nu), and the episodes that finished meanwhile."""
     policy = make_policy("scripted", policy_context(env, "ee_delta"))
-    ctrls = np.zeros((steps, env.num_envs, compiled.model.nu))
-    done = [0]
-    records: list[EpisodeRecord] = []
+    ctrls = np.zeros((steps, env.num_envs, env.compiled.model.nu))
 
-    def on_step() -> None:
-        ctrls[done[0]] = env._ctrl
-        done[0] += 1
-        if done[0] == steps:
-            raise _Enough
+    def on_step(t: int) -> None:
+        ctrls[t] = env._ctrl
 
-    todo = list(range(env.num_envs * (steps + 1)))  # more episodes than can finish
-    loop = _Loop(env, policy, compiled, todo, seed=0, execute=None, on_step=on_step)
-    t0 = time.perf_counter()
-    try:
-        for rec in loop.run():
-            records.append(rec)
-    except _Enough:
-        pass
-    return time.perf_counter() - t0, ctrls, records
+    run = timed_loop(env, policy, steps, on_step)
+    return run.seconds, ctrls, run.records
 
 
 def _rollout_reference(env: MetasimVectorEnv, ctrls: np.ndarray, nthread: int) -> float:

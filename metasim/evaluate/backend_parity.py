@@ -16,26 +16,11 @@ from typing import Any
 import numpy as np
 
 from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.reference import parity
 from metasim.scene.compile import CompiledScene
 
 EEF_BEFORE_CONTACT_M = 1e-4
 OBJECT_AT_REST_M = 1e-3
-
-
-def smooth_actions(low: np.ndarray, high: np.ndarray, steps: int, seed: int) -> np.ndarray:
-    """(steps, dim) low-pass filtered random actions inside [low, high] (the first zero
-    where zero is inside the bounds); the gripper (last) input of a 7-D osc_pose action
-    holds open then closed in blocks of 25 steps, as LIBERO's parity check drives it."""
-    rng = np.random.default_rng(seed)
-    dim = len(low)
-    raw = np.zeros((steps, dim))
-    for t in range(1, steps):
-        raw[t] = 0.8 * raw[t - 1] + 0.5 * rng.normal(size=dim)
-    mid, half = 0.5 * (high + low), 0.5 * (high - low)
-    out = np.clip(mid + half * np.clip(raw, -1.0, 1.0), low, high)
-    if dim == 7:
-        out[:, 6] = np.where((np.arange(steps) // 25) % 2 == 0, low[6], high[6])
-    return out
 
 
 @dataclass
@@ -53,18 +38,16 @@ class BackendParity:
     @property
     def first_contact(self) -> int:
         """The first step (0-based) with a robot contact; T if none."""
-        hits = np.flatnonzero(self.contact)
-        return int(hits[0]) if len(hits) else len(self.contact)
+        return parity.free_steps(parity.contact_step(self.contact), len(self.contact))
 
     def eef_before_contact(self) -> float:
-        n = self.first_contact
-        return float(self.eef[:n].max()) if n else 0.0
+        return parity.before_contact(self.eef, self.first_contact)
 
     def object_at_rest(self) -> float:
         """Worst object distance over the steps before the robot's first contact (after
         it, an object may be pushed by the robot or by another object)."""
-        n = self.first_contact
-        return max((float(d[:n].max()) for d in self.objects.values() if n), default=0.0)
+        objects = parity.worst(self.objects, None, len(self.eef))
+        return parity.before_contact(objects, self.first_contact)
 
     def parted_at(self, tol: float = EEF_BEFORE_CONTACT_M) -> int:
         """First step where the end effectors are farther apart than `tol`; -1 if never."""
@@ -103,7 +86,10 @@ def backend_parity(
         for env in envs:
             env.reset(options={"env_ids": [0], "seeds": [episode], "episodes": [episode]})
         low, high = ref.controller.bounds()
-        actions = smooth_actions(low, high, steps, seed=1000 * seed + episode)
+        block = parity.GRIPPER_BLOCK if len(low) == 7 else None  # osc_pose's gripper
+        actions = parity.smooth_actions(
+            low, high, steps, 1000 * seed + episode, gripper_block=block
+        )
         m, idx = compiled.model, compiled.index
         robot_root = int(m.body_rootid[idx.hand_body])
         geom_robot = m.body_rootid[m.geom_bodyid] == robot_root
@@ -120,9 +106,7 @@ def backend_parity(
             eef[t] = np.linalg.norm(a.site_pos[0, idx.ee_site] - b.site_pos[0, idx.ee_site])
             for name, body in bodies:
                 objects[name][t] = np.linalg.norm(a.body_pos[0, body] - b.body_pos[0, body])
-            pairs = ref.handler.contacts()[0]
-            robot_side = geom_robot[pairs]
-            mixed = pairs[robot_side[:, 0] != robot_side[:, 1]]
+            mixed = parity.robot_pairs(geom_robot, ref.handler.contacts()[0])
             contact[t] = len(mixed) > 0
             for name, geoms in obj_geoms.items():
                 if touched[name] < 0 and np.isin(mixed, geoms).any():

@@ -10,13 +10,12 @@ contacts, the OSC torques recomputed every 2 ms substep).
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 
 from metasim.envs.vec_env import CameraView, MetasimVectorEnv
-from metasim.evaluate.rollout import _Loop
+from metasim.evaluate.timed import timed_loop
 from metasim.policies.base import PolicyContext
 from metasim.scene import compile_scene
 
@@ -44,10 +43,6 @@ class RandomOsc:
         """Nothing to release."""
 
 
-class _Enough(Exception):
-    pass
-
-
 def metasim_rate(ref: str, num_envs: int, steps: int, size: int, cameras: bool) -> float:
     """Env-steps/s of metasim's evaluation loop on LIBERO task `ref` (median-free: one
     timed run of `steps` control steps after a short warm-up)."""
@@ -61,27 +56,11 @@ def metasim_rate(ref: str, num_envs: int, steps: int, size: int, cameras: bool) 
     try:
         ctx = PolicyContext.of(compiled, num_envs, "osc_pose")
         policy = RandomOsc(ctx)
-        times: list[float] = []
-        for n in (3, steps):  # warm-up, then the measurement
-            count = [0]
-
-            def on_step(count: list[int] = count, n: int = n) -> None:
-                count[0] += 1
-                if count[0] == n:
-                    raise _Enough
-
-            todo = list(range(num_envs * 4))
-            loop = _Loop(env, policy, compiled, todo, seed=0, execute=None, on_step=on_step)
-            t0 = time.perf_counter()
-            try:
-                for _ in loop.run():
-                    pass
-            except _Enough:
-                pass
-            times.append(time.perf_counter() - t0)
+        timed_loop(env, policy, 3)  # warm-up
+        seconds = timed_loop(env, policy, steps).seconds
     finally:
         env.close()
-    return steps * num_envs / times[-1]
+    return steps * num_envs / seconds
 
 
 def bench_libero(

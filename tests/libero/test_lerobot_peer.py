@@ -28,7 +28,6 @@ import pytest
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.config import compose
 from metasim.evaluate.policy_io import converter_for
-from metasim.libero.checks.frames import psnr
 from metasim.libero.checks.parity import smooth_actions
 from metasim.libero.importer.init_states import init_state_map
 from metasim.libero.importer.scene import SETTLE_STEPS, load_task
@@ -36,6 +35,8 @@ from metasim.libero.reference.peer import LeRobotLiberoPeer
 from metasim.libero.reference.simulator import RefSimError, ensure_venv
 from metasim.policies.adapter import load_task_text
 from metasim.reference import peerlayer
+from metasim.reference.images import psnr
+from metasim.reference.parity import PSNR_CAP
 from metasim.scene.compile import compile_scene
 from tests.libero import peer_sync
 from tests.libero.peer_sync import SAMPLE, Touch, sync_start
@@ -103,7 +104,7 @@ def compare(peer: LeRobotLiberoPeer, suite: str, task: int) -> Figures:
         diff = sent["observation.state"][0] - theirs["observation.state"]
         fig.state.append(float(np.abs(diff).max()))
         for key in spec.images:
-            fig.psnr[key].append(psnr(np.asarray(sent[key][0]), theirs[key]))
+            fig.psnr[key].append(psnr(np.asarray(sent[key][0]), theirs[key], cap=PSNR_CAP))
         fig.prompt.append(sent[spec.prompt or "prompt"][0] == theirs["task"][0])
         fig.contact.append(touches(env))
 

@@ -29,12 +29,13 @@ import pytest
 
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.config import compose
-from metasim.libero.checks.frames import psnr
 from metasim.libero.checks.parity import smooth_actions
 from metasim.libero.importer import paths
 from metasim.libero.importer.init_states import init_state_map
 from metasim.libero.importer.scene import OBSERVE_SUBSTEP, SETTLE_STEPS, load_task
 from metasim.libero.reference.simulator import ReferenceSim
+from metasim.reference.images import psnr
+from metasim.reference.parity import PSNR_CAP
 from metasim.scene.compile import ROBOT_PREFIX, compile_scene
 from metasim.sim.base import ModelEdit
 
@@ -182,16 +183,16 @@ def compare_task(
             for key, cam in CAMERAS.items():
                 # LeRobot's LIBERO image: robosuite's frame (row 0 at the bottom) turned 180°
                 frame = np.ascontiguousarray(got[f"obs_{cam}"][t][::-1, ::-1])
-                images[key].append(psnr(np.asarray(sent[key][0]), frame))
+                images[key].append(psnr(np.asarray(sent[key][0]), frame, cap=PSNR_CAP))
                 upright = env.handler.render(cam, [0], 256, 256)[0]  # end of the step
-                images_end[key].append(psnr(upright[:, ::-1], frame))
+                images_end[key].append(psnr(upright[:, ::-1], frame, cap=PSNR_CAP))
             contact.append(_robot_touches(env.handler.contacts()[0], robot, finger))
             if lerobot:
                 theirs = lerobot_view(got, t)
                 diff = sent["observation.state"][0] - theirs["observation.state"]
                 lr_state.append(float(np.abs(diff).max()))
                 for key in CAMERAS:
-                    lr_psnr[key].append(psnr(np.asarray(sent[key][0]), theirs[key]))
+                    lr_psnr[key].append(psnr(np.asarray(sent[key][0]), theirs[key], cap=PSNR_CAP))
     finally:
         env.close()
     return Compared(

@@ -18,6 +18,7 @@ from metasim.control.osc import step_osc
 from metasim.libero.checks import contacts, parity
 from metasim.libero.importer import robot
 from metasim.libero.reference.simulator import ReferenceSim
+from metasim.reference import images
 
 
 def test_cli_json_meets_the_targets_on_a_floor_task(
@@ -48,7 +49,7 @@ def test_cli_json_meets_the_targets_on_a_floor_task(
     theirs = np.asarray(Image.open(tmp_path / "agentview_reference.png"))
     # The reference frame is stored upright: any other orientation matches far worse.
     for turned in (theirs[::-1], theirs[:, ::-1], theirs[::-1, ::-1]):
-        assert parity.psnr(ours, turned) < s["psnr_db"] - 5.0
+        assert images.psnr(ours, turned) < s["psnr_db"] - 5.0
 
 
 @pytest.mark.slow

@@ -28,12 +28,13 @@ import pytest
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.config import compose
 from metasim.evaluate.policy_io import converter_for
-from metasim.libero.checks.frames import psnr
 from metasim.metaworld.importer.source import MetaworldSource
 from metasim.metaworld.reference.peer import LeRobotMetaworldPeer
 from metasim.metaworld.reference.simulator import MetaWorldRefError
 from metasim.policies.adapter import load_task_text
 from metasim.reference import peerlayer
+from metasim.reference.images import psnr
+from metasim.reference.parity import PSNR_CAP
 from metasim.scene.compile import ROBOT_PREFIX
 from metasim.scene.sources import compile_task
 
@@ -111,7 +112,7 @@ def compare(peer: LeRobotMetaworldPeer, task: str) -> Figures:
         sent = spec.batch(obs, np.arange(1), prompt, compiled)
         diff = sent["observation.state"][0] - theirs["observation.state"]
         fig.state.append(float(np.abs(diff).max()))
-        fig.psnr.append(psnr(np.asarray(sent[key][0]), theirs[key]))
+        fig.psnr.append(psnr(np.asarray(sent[key][0]), theirs[key], cap=PSNR_CAP))
         fig.prompt.append(sent[spec.prompt or "prompt"][0] == theirs["task"][0])
         pairs = env.handler.contacts()[0]
         fig.contact.append(bool(len(pairs) and (robot[pairs].sum(axis=1) == 1).any()))

@@ -13,11 +13,11 @@ import yaml
 
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
-from metasim.libero.checks.frames import psnr
 from metasim.metaworld.importer.source import MetaworldSource
 from metasim.metaworld.lerobot_tasks import task_description, task_descriptions
 from metasim.metaworld.reference.simulator import MetaWorldRef
 from metasim.policies.observation import ObservationSpec
+from metasim.reference.images import psnr
 from metasim.scene.sources import compile_task
 
 PRESET = Path(__file__).resolve().parents[2] / "policies" / "lerobot_metaworld.yaml"

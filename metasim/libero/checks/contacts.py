@@ -11,6 +11,8 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
+from metasim.reference import parity as kit
+
 
 def spread_touch(weld: np.ndarray, data: mujoco.MjData, touched: set[int]) -> None:
     """Add to `touched` (weld ids) every moving weld group in contact with a touched one;
@@ -18,14 +20,7 @@ def spread_touch(weld: np.ndarray, data: mujoco.MjData, touched: set[int]) -> No
     if data.ncon == 0:
         return
     pairs = weld[data.contact.geom]  # (ncon, 2)
-    pairs = pairs[(pairs != 0).all(axis=1)]
-    changed = True
-    while changed:
-        changed = False
-        for w1, w2 in pairs.tolist():
-            if (w1 in touched) != (w2 in touched):
-                touched.update((w1, w2))
-                changed = True
+    kit.spread_touch(pairs[(pairs != 0).all(axis=1)], touched)
 
 
 def robot_hit(
@@ -42,9 +37,9 @@ def robot_hit(
     if data.ncon == 0:
         return ""
     pairs = data.contact.geom  # (ncon, 2)
-    mine, fingers = robot_geom[pairs], finger_geom[pairs]
-    if (mine[:, 0] != mine[:, 1]).any():
+    if len(kit.robot_pairs(robot_geom, pairs)):
         return "scene"
+    mine, fingers = robot_geom[pairs], finger_geom[pairs]
     return "self" if (mine.all(axis=1) & ~fingers.all(axis=1)).any() else ""
 
 

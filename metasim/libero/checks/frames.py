@@ -1,21 +1,15 @@
-"""First frames: metasim's render of a camera next to the reference's, and their PSNR."""
+"""First frames: metasim's render of a camera, and the reference's turned upright to
+compare with it (`metasim.reference.images.psnr`)."""
 
 from __future__ import annotations
 
 import mujoco
 import numpy as np
 
-from metasim.reference import images
 from metasim.scene.compile import CompiledScene
 
 CAMERA = "agentview"
 SIZE = 256
-PSNR_CAP = 100.0  # dB reported for identical frames (the MSE is 0)
-
-
-def psnr(a: np.ndarray, b: np.ndarray) -> float:
-    """PSNR in dB of two uint8 images (H, W, 3); PSNR_CAP when they are equal."""
-    return images.psnr(a, b, cap=PSNR_CAP)
 
 
 def upright(frame: np.ndarray) -> np.ndarray:

@@ -35,13 +35,14 @@ import mujoco
 import numpy as np
 
 from metasim.control.osc import OscIndex, OscPose, arm_at
-from metasim.evaluate.backend_parity import smooth_actions as parity_smooth_actions
 from metasim.libero.checks.contacts import object_touched, robot_hit, spread_touch
-from metasim.libero.checks.frames import CAMERA, SIZE, psnr, render_first_frame, upright
+from metasim.libero.checks.frames import CAMERA, SIZE, render_first_frame, upright
 from metasim.libero.importer import paths
 from metasim.libero.importer.init_states import InitStateMap, init_state_map
 from metasim.libero.importer.scene import LiberoTask, load_task
 from metasim.libero.reference.simulator import ReferenceSim
+from metasim.reference import images
+from metasim.reference import parity as kit
 from metasim.scene.compile import ROBOT_PREFIX, CompiledScene, compile_scene
 
 SITE = "gripper0_grip_site"
@@ -57,9 +58,9 @@ PSNR_TARGET_DB = 30.0
 def smooth_actions(steps: int, seed: int = 0) -> np.ndarray:
     """(steps, 7) low-pass filtered random osc_pose actions in [-1, 1] (the first is zero);
     the gripper input is -1 (open) for 25 steps, then +1 (close) for 25, and so on (the
-    backend parity check's actions on osc_pose's box)."""
+    parity kit's actions on osc_pose's box, as the backend parity check drives it)."""
     box = np.ones(7)
-    return parity_smooth_actions(-box, box, steps, seed)
+    return kit.smooth_actions(-box, box, steps, seed, gripper_block=kit.GRIPPER_BLOCK)
 
 
 @dataclass
@@ -96,16 +97,15 @@ class ParityResult:
     @property
     def free_steps(self) -> int:
         """Steps before the robot first hit something (all of them when it never did)."""
-        return self.contact_step - 1 if self.contact_step else self.steps
+        return kit.free_steps(self.contact_step, self.steps)
 
     @property
     def untouched(self) -> list[str]:
-        return [n for n, hit in self.touched.items() if not hit]
+        return kit.untouched(self.touched)
 
     def object_max(self, names: list[str] | None = None) -> np.ndarray:
         """(T,) the worst error over `names` (default all objects); zeros without any."""
-        rows = [self.objects[n] for n in (self.objects if names is None else names)]
-        return np.max(rows, axis=0) if rows else np.zeros(self.steps)
+        return kit.worst(self.objects, names, self.steps)
 
     def misses(self) -> list[str]:
         """The targets this run misses (empty when it meets all three)."""
@@ -138,7 +138,7 @@ class ParityResult:
             "init_body_mm": mm([self.init_body])[0],
             "contact_step": self.contact_step,
             "contact_kind": self.contact_kind,
-            "eef_before_contact_max_mm": mm([self.eef[: self.free_steps].max(initial=0.0)])[0],
+            "eef_before_contact_max_mm": mm([kit.before_contact(self.eef, self.free_steps)])[0],
             "misses": self.misses(),
             "objects": {
                 n: {
@@ -296,7 +296,7 @@ class ParityRunner:
             gripper=np.abs(track["gripper"] - ref_steps["gripper_qpos"]).max(axis=1),
             objects=objects,
             touched=track["touched"],
-            psnr_db=psnr(frame, ref_frame),
+            psnr_db=images.psnr(frame, ref_frame, cap=kit.PSNR_CAP),
             init_body=init_body,
             contact_step=track["contact_step"],
             contact_kind=track["contact_kind"],

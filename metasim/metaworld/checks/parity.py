@@ -35,6 +35,7 @@ from metasim.metaworld.importer.model import unnamed_joint
 from metasim.metaworld.reference.init_states import InitStates, init_states
 from metasim.metaworld.reference.simulator import MetaWorldRef
 from metasim.reference import images
+from metasim.reference import parity as kit
 
 EEF_TARGET_M = 1e-3  # tool centre until the first contact
 OBJECT_TARGET_M = 2e-3  # objects the arm never touched
@@ -46,20 +47,15 @@ SAME_M = 1e-5
 CAMERA = "corner"
 # Cameras the package returns upside down (row 0 at the bottom; docs/metaworld.md).
 FLIPPED: frozenset[str] = frozenset()
-PSNR_CAP = 100.0
 DEFAULT_SEED = 20261125  # the seed of the documented run: chosen once, not tuned on
 BENCHMARKS = ("MT1", "MT10", "MT50")
 
 
 def smooth_actions(steps: int, rng: np.random.Generator) -> np.ndarray:
     """(steps, 4) actions in [-1, 1]: an Ornstein-Uhlenbeck-like random walk x_t =
-    0.8 x_{t-1} + 0.5 n_t (n standard normal), clipped; gripper included."""
-    out = np.zeros((steps, 4))
-    x: np.ndarray = np.zeros(4)
-    for t in range(steps):
-        x = 0.8 * x + 0.5 * rng.normal(size=4)
-        out[t] = np.clip(x, -1.0, 1.0)
-    return out
+    0.8 x_{t-1} + 0.5 n_t (n standard normal), clipped, from x_1 on; gripper included."""
+    box = np.ones(4)
+    return kit.smooth_actions(-box, box, steps, rng, lead_zero=False)
 
 
 def draw_pairs(n: int, seed: int, tasks: list[str]) -> list[tuple[str, int]]:
@@ -74,11 +70,6 @@ def draw_pairs(n: int, seed: int, tasks: list[str]) -> list[tuple[str, int]]:
         if pair not in out:
             out.append(pair)
     return out
-
-
-def psnr(a: np.ndarray, b: np.ndarray) -> float:
-    """PSNR (dB) of two uint8 images (H, W, 3); PSNR_CAP when equal."""
-    return images.psnr(a, b, cap=PSNR_CAP)
 
 
 @dataclass
@@ -111,14 +102,13 @@ class PairResult:
     @property
     def free_steps(self) -> int:
         """Rows compared before the first contact (rows 0..contact_step-1, all without)."""
-        return self.contact_step if self.contact_step else self.steps + 1
+        return 1 + kit.free_steps(self.contact_step, self.steps)  # and the reset row
 
     def eef_before_contact(self) -> float:
-        return float(self.eef[: self.free_steps].max())
+        return kit.before_contact(self.eef, self.free_steps)
 
     def untouched_max(self) -> float:
-        rows = [e for n, e in self.objects.items() if not self.touched[n]]
-        return float(np.max(rows)) if rows else 0.0
+        return float(kit.worst(self.objects, kit.untouched(self.touched), self.steps + 1).max())
 
     def control_max(self) -> float:
         """Largest metasim-vs-control distance over the run (tool centre and objects)."""
@@ -147,8 +137,7 @@ class PairResult:
         )
 
     def _obj_control_max(self) -> np.ndarray:
-        rows = list(self.objects_control.values())
-        return np.max(rows, axis=0) if rows else np.zeros(self.steps + 1)
+        return kit.worst(self.objects_control, None, self.steps + 1)
 
 
 def _part_step(eef: np.ndarray, objects: dict[str, np.ndarray]) -> int:
@@ -194,6 +183,7 @@ def run_metasim(
         sites = [m.site("robot/rightEndEffector").id, m.site("robot/leftEndEffector").id]
         adr = [int(m.joint(metasim_name("jnt", n or unnamed_joint(j))).qposadr[0]) for j, n in free]
         robot = np.array([m.body(b).name.startswith("robot/") for b in range(m.nbody)])
+        robot_geom = robot[m.geom_bodyid]
         cam = camera if camera in (m.camera(c).name for c in range(m.ncam)) else "robot/" + camera
         frame = h.render(cam, [0], size, size)[0]
 
@@ -206,9 +196,7 @@ def run_metasim(
         for a in actions:
             env.step(a[None])
             snaps.append(snap())
-            pairs = h.contacts()[0]
-            bodies = m.geom_bodyid[pairs] if len(pairs) else np.zeros((0, 2), dtype=int)
-            contact.append(bool(np.any(robot[bodies[:, 0]] != robot[bodies[:, 1]])))
+            contact.append(len(kit.robot_pairs(robot_geom, h.contacts()[0])) > 0)
     finally:
         env.close()
     return MetasimTrack(
@@ -256,7 +244,7 @@ def run_pair(
     objects, control, touched = compare_objects(theirs, ours, raw)
     eef = _dist(ours.tcp_center, np.asarray(theirs["tcp_center"]))
     contact = np.asarray(theirs["contact"], dtype=bool) | ours.robot_contact
-    first = int(np.argmax(contact)) + 1 if contact.any() else 0
+    first = kit.contact_step(contact)
     part = _part_step(eef, objects)
     ref_frame = np.asarray(theirs["frame"], dtype=np.uint8)
     upright = np.ascontiguousarray(ref_frame[::-1]) if camera in FLIPPED else ref_frame
@@ -268,7 +256,7 @@ def run_pair(
         objects=objects, objects_control=control, touched=touched, contact_step=first,
         contact=_latest_contact(contacts, first) if first else [],
         part_step=part, part_contact=_latest_contact(contacts, part) if part else [],
-        psnr_db=psnr(ours.frame, upright),
+        psnr_db=images.psnr(ours.frame, upright, cap=kit.PSNR_CAP),
         frames={"metasim": ours.frame, "reference": upright},
         seconds={"states": t1 - t0, "reference": t2 - t1, "control": t3 - t2,
                  "metasim": t4 - t3},

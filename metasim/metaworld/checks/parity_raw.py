@@ -26,6 +26,7 @@ import numpy as np
 from metasim.metaworld.importer import paths
 from metasim.metaworld.importer.model import WELD_DATA
 from metasim.metaworld.reference.init_states import InitStates
+from metasim.reference import parity as kit
 from metasim.sim.mujoco.legacy import legacy_equality_aref
 
 MOCAP_QUAT = (1.0, 0.0, 1.0, 0.0)  # what the package writes on every step (unnormalised)
@@ -115,6 +116,7 @@ class RawRun:
         self.low = np.asarray(facts["mocap_low"], dtype=np.float64)
         self.high = np.asarray(facts["mocap_high"], dtype=np.float64)
         self.robot = robot_bodies(m)
+        self.robot_geom = self.robot[m.geom_bodyid]
         free = [j for j in range(m.njnt) if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
         self.free_ids = free
         self.free_names = [m.joint(j).name for j in free]
@@ -158,25 +160,13 @@ class RawRun:
     def _spread_touch(self) -> None:
         """Mark objects touched by the robot or by a touched object in the contacts of
         the substep just taken."""
-        d, m = self.data, self.model
-        pairs = [(m.geom_bodyid[c.geom1], m.geom_bodyid[c.geom2]) for c in d.contact[: d.ncon]]
         hot = set(np.flatnonzero(self.robot)) | set(self.free_body[self.touched])
-        changed = True
-        while changed:
-            changed = False
-            for a, b in pairs:
-                if (a in hot) != (b in hot):
-                    hot |= {a, b}
-                    changed = True
+        kit.spread_touch(self.model.geom_bodyid[self.data.contact.geom], hot)
         self.touched |= np.isin(self.free_body, list(hot))
 
     def robot_contact(self) -> bool:
         """Whether a robot geom touches a non-robot geom in the current contacts."""
-        d, m = self.data, self.model
-        for c in d.contact[: d.ncon]:
-            if self.robot[m.geom_bodyid[c.geom1]] != self.robot[m.geom_bodyid[c.geom2]]:
-                return True
-        return False
+        return len(kit.robot_pairs(self.robot_geom, self.data.contact.geom)) > 0
 
     def snapshot(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(tcp_center (3,), hand (3,), objects (F, 3), qpos (nq,)) of the current state."""

@@ -19,6 +19,7 @@ from metasim.metaworld.checks.parity import (
     smooth_actions,
 )
 from metasim.metaworld.reference.simulator import MetaWorldRef
+from metasim.reference.parity import before_contact
 
 
 def _mm(x: float) -> float:
@@ -42,7 +43,7 @@ def pair_summary(r: PairResult) -> dict[str, Any]:
         "steps": r.steps,
         "eef_before_contact_mm": _mm(r.eef_before_contact()),
         "eef_max_mm": _mm(r.eef.max()),
-        "control_vs_reference_before_contact_mm": _mm(r.control_ref[:free].max()),
+        "control_vs_reference_before_contact_mm": _mm(before_contact(r.control_ref, free)),
         "contact_step": r.contact_step,
         "first_contact": r.contact,
         "untouched_max_mm": _mm(r.untouched_max()),
