@@ -98,9 +98,7 @@ def run_task(
         env.add_views(policy.views)  # views a policy derives (LeRobot's)
         if on_env is not None:
             on_env(env)
-        loop = _Loop(
-            env, policy, compiled, todo, spec.seed, spec.execute, on_step, convert, spec.ensemble
-        )
+        loop = _Loop(env, policy, compiled, todo, spec.execute, on_step, convert, spec.ensemble)
         loop.observe = observe
         loop.on_applied, loop.on_start = on_applied, on_start
         for rec in loop.run():
@@ -135,13 +133,12 @@ class _Loop:
         policy: Policy,
         compiled: CompiledScene,
         todo: list[int],
-        seed: int,
         execute: int | None,
         on_step: Callable[[], None] | None,
         convert: ActionConverter | None = None,
         ensemble: float | None = None,
     ) -> None:
-        self.env, self.policy, self.seed = env, policy, seed
+        self.env, self.policy = env, policy
         self.execute, self.on_step, self.ensemble = execute, on_step, ensemble
         self.convert = convert or converter_for(compiled, ActionConvention())
         self.name = compiled.scene.name

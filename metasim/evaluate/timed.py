@@ -38,8 +38,8 @@ def timed_loop(
     steps: int,
     on_step: Callable[[int], None] | None = None,
 ) -> TimedLoop:
-    """Run the evaluation loop on `env` driven by `policy` (episodes 0, 1, ... from seed
-    0, every action of a chunk executed) for `steps` control steps; `on_step(t)` after
+    """Run the evaluation loop on `env` driven by `policy` (episodes 0, 1, ... seeded by
+    the env, every action of a chunk executed) for `steps` control steps; `on_step(t)` after
     step t (0-based). The time covers the loop only (its first reset included), not the
     loop's set-up."""
     done = [0]
@@ -52,7 +52,7 @@ def timed_loop(
             raise _Enough
 
     todo = list(range(env.num_envs * (steps + 1)))  # more episodes than can finish
-    loop = _Loop(env, policy, env.compiled, todo, seed=0, execute=None, on_step=count)
+    loop = _Loop(env, policy, env.compiled, todo, execute=None, on_step=count)
     records: list[EpisodeRecord] = []
     t0 = time.perf_counter()
     try:
