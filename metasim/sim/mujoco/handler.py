@@ -1,10 +1,11 @@
 """Native MuJoCo backend: batched envs stepped on a thread pool with the GIL released.
 
 Each env's full integration state (time, qpos, qvel, act, warmstart, ctrl, ...) lives in
-one row of a (B, nstate) array. A worker thread owns one scratch MjData and steps a
-contiguous slice of envs: load the row (`mj_setState`), `mj_step(nstep=substeps)`
-(MuJoCo releases the GIL inside), store the row, refresh kinematics and copy the
-observables into shared (B, ...) buffers. One MjData per thread instead of per env
+one row of a (B, nstate) array (the batch's qpos and qvel are views of it). A worker
+thread (the calling one is worker 0) owns one scratch MjData and steps the envs it takes
+next: load the row (`mj_setState`), `mj_step(nstep=substeps)` (MuJoCo releases the GIL
+inside), store the row, refresh kinematics and copy the poses into shared (B, ...)
+buffers (one copy per run of them in the MjData: `poses.py`). One MjData per thread
 keeps the working set in cache (as `mujoco.rollout` does: ~1.5x faster here than
 round-robin over per-env MjData) and memory flat in `num_envs`; the result is bitwise
 the same as stepping each env continuously.
@@ -23,6 +24,7 @@ from metasim.scene.compile import CompiledScene
 from metasim.sim.base import Handler, Kinematics, SimState, Substep, geom_contacts
 from metasim.sim.mujoco.env_models import EnvModels
 from metasim.sim.mujoco.legacy import legacy_aref_needed, legacy_equality_aref
+from metasim.sim.mujoco.poses import PoseBuffers
 
 SPEC = mujoco.mjtState.mjSTATE_INTEGRATION
 # SimState field -> mjtState component it is stored in (in the flat state's order).
@@ -74,7 +76,7 @@ class BackendHandler(Handler):
         self.nthread = max(1, min(nthread or default_threads(), num_envs))
         self._env_models = EnvModels(m, compiled.spec, num_envs, self.nthread)
         self._scratch = [mujoco.MjData(m) for _ in range(self.nthread)]
-        self._pool = ThreadPoolExecutor(self.nthread) if self.nthread > 1 else None
+        self._pool = ThreadPoolExecutor(self.nthread - 1) if self.nthread > 1 else None
         self._layout = state_layout(m)
         blank = np.zeros(mujoco.mj_stateSize(m, SPEC))
         mujoco.mj_resetData(m, self._scratch[0])
@@ -83,12 +85,11 @@ class BackendHandler(Handler):
         self._state = np.tile(blank, (num_envs, 1))
         self.jacobian_sites: tuple[int, ...] = (compiled.index.ee_site,)
         b = num_envs
-        self._qpos = np.zeros((b, m.nq))
-        self._qvel = np.zeros((b, m.nv))
-        self._body_pos = np.zeros((b, m.nbody, 3))
-        self._body_quat = np.zeros((b, m.nbody, 4))
-        self._site_pos = np.zeros((b, m.nsite, 3))
-        self._site_mat = np.zeros((b, m.nsite, 9))
+        self._qpos = self._state[:, self._layout["qpos"]]  # views: the state rows hold them
+        self._qvel = self._state[:, self._layout["qvel"]]
+        self._pose_block = PoseBuffers(self._scratch[0], b)  # one copy per MjData run
+        poses = self._pose_block.arrays
+        self._body_pos, self._body_quat, self._site_pos, self._site_mat = poses
         self._jac = {s: np.zeros((b, 6, m.nv)) for s in self.jacobian_sites}
         self._ctrl = np.zeros((b, m.nu))
         self._contacts = [np.zeros((0, 2), dtype=np.int64)] * b
@@ -98,30 +99,22 @@ class BackendHandler(Handler):
         # one MjData per env, for stepping all envs substep by substep (see _lockstep)
         self._env_data: list[mujoco.MjData] | None = None
         self._env_views: list[tuple[np.ndarray, ...]] = []
-        self._batch_buffers = (
-            self._qpos,
-            self._qvel,
-            self._body_pos,
-            self._body_quat,
-            self._site_pos,
-            self._site_mat,
-        )
-        self._kinematics = Kinematics(
-            qpos=self._qpos,
-            qvel=self._qvel,
-            body_pos=self._body_pos,
-            body_quat=self._body_quat,
-            site_pos=self._site_pos,
-            site_mat=self._site_mat.reshape(b, -1, 3, 3),
-        )
+        self._env_pairs: list[tuple] = []
+        self._batch_buffers: tuple[np.ndarray, ...] = (self._qpos, self._qvel, *poses)
+        site_mat = self._site_mat.reshape(b, -1, 3, 3)
+        pos, quat, site_pos = self._body_pos, self._body_quat, self._site_pos
+        self._kinematics = Kinematics(self._qpos, self._qvel, pos, quat, site_pos, site_mat)
         # The poses mj_step leaves (those of the state its last substep started from, the
         # state of its contacts), kept for the success check (`step_kinematics`).
-        self._step_poses = tuple(np.zeros_like(a) for a in self._batch_buffers[2:])
+        self._step_block = PoseBuffers(self._scratch[0], b)
+        self._step_poses = self._step_block.arrays
         pos, quat, site_pos, site_mat = self._step_poses
         self._step_kinematics = Kinematics(
             self._qpos, self._qvel, pos, quat, site_pos, site_mat.reshape(b, -1, 3, 3)
         )
         self._scratch_views = [_views(d) for d in self._scratch]
+        self._scratch_pairs = [self._pairs(d) for d in self._scratch]
+        self._jacs = [(site, [(j[:3], j[3:]) for j in jac]) for site, jac in self._jac.items()]
         # The observation instant's copies (`set_observe_substep`), made when one is set:
         # the state row the observed substep started from (rendered from) and the joint
         # state and poses mj_step left after it (buffers in `_batch_buffers`' order).
@@ -132,26 +125,21 @@ class BackendHandler(Handler):
 
     # ------------------------------------------------------------ stepping
 
-    def _refresh(self, i: int, tid: int) -> None:
-        """Kinematics of env i (loaded in thread `tid`'s scratch data), copied into the
-        batch buffers (through views of the scratch data made once: building them is
-        most of the cost of a copy this small)."""
-        m = self._env_models.model_for(i, tid)
-        self._refresh_from(i, m, self._scratch[tid], self._scratch_views[tid])
+    def _pairs(self, d: mujoco.MjData) -> tuple[tuple, tuple]:
+        """(step poses, refreshed poses) (destination block, source span of `d`) pairs
+        (made once: building them is most of the cost of a copy this small)."""
+        step = tuple(zip(self._step_block.blocks, self._step_block.sources(d), strict=True))
+        return step, tuple(zip(self._pose_block.blocks, self._pose_block.sources(d), strict=True))
 
-    def _refresh_from(self, i: int, m: mujoco.MjModel, d: mujoco.MjData, views: tuple) -> None:
+    def _refresh_from(self, i: int, m: mujoco.MjModel, d: mujoco.MjData, pairs: tuple) -> None:
+        """Kinematics of env i (loaded in `d`) copied into the batch buffers (qpos and qvel
+        are views of the state rows: nothing to copy)."""
         mujoco.mj_kinematics(m, d)
         mujoco.mj_comPos(m, d)
-        for dst, src in zip(self._batch_buffers, views, strict=True):
+        for dst, src in pairs[1]:
             dst[i] = src
-        for site, jac in self._jac.items():
-            mujoco.mj_jacSite(m, d, jac[i, :3], jac[i, 3:], site)
-
-    def _keep_step_poses(self, i: int, views: tuple[np.ndarray, ...]) -> None:
-        """Copy env i's poses as mj_step left them in the data `views` come from (before
-        `_refresh` recomputes them for the state after the step)."""
-        for dst, src in zip(self._step_poses, views[2:], strict=True):
-            dst[i] = src
+        for site, rows in self._jacs:
+            mujoco.mj_jacSite(m, d, *rows[i], site)
 
     def _keep_observed(self, i: int, views: tuple[np.ndarray, ...]) -> None:
         """Copy env i's joint state and poses as the observed substep's mj_step left them."""
@@ -198,19 +186,30 @@ class BackendHandler(Handler):
     def _work(self, envs: Iterator[int], tid: int) -> None:
         """Step envs taken one at a time from the shared iterator `envs` (taking the next
         index is atomic under the GIL), so threads stay busy when envs cost unequally."""
-        d = self._scratch[tid]
+        d, pairs, state, ctrls = (
+            self._scratch[tid],
+            self._scratch_pairs[tid],
+            self._state,
+            self._ctrl,
+        )
         ctrl = self._layout["ctrl"]
+        model_for, substeps, n = self._env_models.model_for, self._substeps_of, self.substeps
+        plain = self._substep is None and not self._legacy_aref and self.observe_substep is None
         for i in envs:
-            m = self._env_models.model_for(i, tid)
-            row = self._state[i]
-            row[ctrl] = self._ctrl[i]
+            m = model_for(i, tid)
+            row = state[i]
+            row[ctrl] = ctrls[i]
             mujoco.mj_setState(m, d, row, SPEC)
-            self._substeps_of(m, d, i, tid)
+            if plain:  # one mj_step call of all substeps: nothing runs between them
+                mujoco.mj_step(m, d, nstep=n)
+            else:
+                substeps(m, d, i, tid)
             mujoco.mj_getState(m, d, row, SPEC)
             if self.track_contacts:  # those of the last substep's collision pass
                 self._contacts[i] = geom_contacts(d)
-            self._keep_step_poses(i, self._scratch_views[tid])
-            self._refresh(i, tid)
+            for dst, src in pairs[0]:  # the poses as mj_step left them, before the refresh
+                dst[i] = src
+            self._refresh_from(i, m, d, pairs)
 
     def _load(self, envs: Iterator[int], tid: int) -> None:
         d = self._scratch[tid]
@@ -220,7 +219,7 @@ class BackendHandler(Handler):
             if self.track_contacts:
                 mujoco.mj_forward(m, d)
                 self._contacts[i] = geom_contacts(d)
-            self._refresh(i, tid)
+            self._refresh_from(i, m, d, self._scratch_pairs[tid])
             for dst, src in zip(self._step_poses, self._batch_buffers[2:], strict=True):
                 dst[i] = src[i]  # the loaded state's own
             if self._obs_buffers:  # the observation instant: the loaded state's own too
@@ -233,12 +232,13 @@ class BackendHandler(Handler):
         try:
             if self._pool is not None:
                 self._env_models.ready()
-            if self._pool is None:
+            pool = self._pool  # the calling thread is worker 0 (no hand-off to wait for)
+            futures = [pool.submit(fn, envs, t) for t in range(1, self.nthread)] if pool else []
+            try:
                 fn(envs, 0)
-                return
-            futures = [self._pool.submit(fn, envs, t) for t in range(self.nthread)]
-            for f in futures:
-                f.result()
+            finally:
+                for f in futures:
+                    f.result()
         finally:  # the scene's model as compiled again (thread 0 loaded envs' edits in it)
             self._env_models.restore()
 
@@ -269,6 +269,7 @@ class BackendHandler(Handler):
         if self._env_data is None:
             self._env_data = [mujoco.MjData(self.model) for _ in range(self.num_envs)]
             self._env_views = [_views(d) for d in self._env_data]
+            self._env_pairs = [self._pairs(d) for d in self._env_data]
         datas, model_for, base = self._env_data, self._env_models.model_for, self.model
         ctrl = self._layout["ctrl"]
         for i, d in enumerate(datas):  # (mj_setState, mj_getState: only the model's sizes)
@@ -296,8 +297,9 @@ class BackendHandler(Handler):
             mujoco.mj_getState(base, d, self._state[i], SPEC)
             if self.track_contacts:  # those of the last substep's collision pass
                 self._contacts[i] = geom_contacts(d)
-            self._keep_step_poses(i, self._env_views[i])
-            self._refresh_from(i, model_for(i), d, self._env_views[i])
+            for dst, src in self._env_pairs[i][0]:  # the poses as mj_step left them
+                dst[i] = src
+            self._refresh_from(i, model_for(i), d, self._env_pairs[i])
 
     def _mocap_columns(self, field: str, ids: np.ndarray, width: int) -> np.ndarray:
         """Columns (k * width,) of the flat state rows that hold `field` of mocap `ids`."""
