@@ -153,8 +153,10 @@ def test_step_path_makes_no_host_mujoco_call(spatial, monkeypatch) -> None:
     monkeypatch.undo()
     # and the guard itself works: a host call on the path would have failed the test
     monkeypatch.setattr(mujoco, "mj_step", host_call)
+    native = get_backend("mujoco").launch(spatial, 1)
+    native.track_contacts = True  # (its per-env loop: mj_step from Python)
     with pytest.raises(AssertionError, match="native MuJoCo call"):
-        get_backend("mujoco").launch(spatial, 1).step(state.ctrl[:1])
+        native.step(state.ctrl[:1])
     handler.close()
 
 

@@ -8,12 +8,13 @@ inside), store the row, refresh kinematics and copy the poses into shared (B, ..
 buffers (one copy per run of them in the MjData: `poses.py`). One MjData per thread
 keeps the working set in cache (as `mujoco.rollout` does: ~1.5x faster here than
 round-robin over per-env MjData) and memory flat in `num_envs`; the result is bitwise
-the same as stepping each env continuously.
+the same as stepping each env continuously. A plain step (nothing between substeps, no
+contacts reported, no per-env edit) runs the same way inside MuJoCo's own batch
+(`batched.py`): no Python between envs.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -22,45 +23,16 @@ import numpy as np
 
 from metasim.scene.compile import CompiledScene
 from metasim.sim.base import Handler, Kinematics, SimState, Substep, geom_contacts
+from metasim.sim.mujoco.batched import BatchStepper
 from metasim.sim.mujoco.env_models import EnvModels
 from metasim.sim.mujoco.legacy import legacy_aref_needed, legacy_equality_aref
 from metasim.sim.mujoco.poses import PoseBuffers
-
-SPEC = mujoco.mjtState.mjSTATE_INTEGRATION
-# SimState field -> mjtState component it is stored in (in the flat state's order).
-_FIELDS = {
-    "time": mujoco.mjtState.mjSTATE_TIME,
-    "qpos": mujoco.mjtState.mjSTATE_QPOS,
-    "qvel": mujoco.mjtState.mjSTATE_QVEL,
-    "act": mujoco.mjtState.mjSTATE_ACT,
-    "qacc_warmstart": mujoco.mjtState.mjSTATE_WARMSTART,
-    "ctrl": mujoco.mjtState.mjSTATE_CTRL,
-    "mocap_pos": mujoco.mjtState.mjSTATE_MOCAP_POS,
-    "mocap_quat": mujoco.mjtState.mjSTATE_MOCAP_QUAT,
-}
+from metasim.sim.mujoco.rows import SPEC, default_threads, state_layout
 
 
 def _views(d: mujoco.MjData) -> tuple[np.ndarray, ...]:
     """The arrays of `d` copied into the batch buffers, in their order (made once)."""
     return (d.qpos, d.qvel, d.xpos, d.xquat, d.site_xpos, d.site_xmat)
-
-
-def default_threads() -> int:
-    return int(os.environ.get("METASIM_THREADS", os.cpu_count() or 1))
-
-
-def state_layout(model: mujoco.MjModel) -> dict[str, slice]:
-    """Column slices of each SimState field inside a flat mjSTATE_INTEGRATION row."""
-    offsets: dict[int, slice] = {}
-    start = 0
-    for bit in range(int(mujoco.mjtState.mjNSTATE)):
-        comp = 1 << bit
-        if not comp & int(SPEC):
-            continue
-        size = mujoco.mj_stateSize(model, comp)
-        offsets[comp] = slice(start, start + size)
-        start += size
-    return {name: offsets[int(comp)] for name, comp in _FIELDS.items()}
 
 
 class BackendHandler(Handler):
@@ -97,6 +69,7 @@ class BackendHandler(Handler):
         # physics.equality_jdotv: false: step through mj_step1/2 (legacy_equality_aref)
         self._legacy_aref = legacy_aref_needed(compiled)
         # one MjData per env, for stepping all envs substep by substep (see _lockstep)
+        self._batch: BatchStepper | None = None
         self._env_data: list[mujoco.MjData] | None = None
         self._env_views: list[tuple[np.ndarray, ...]] = []
         self._env_pairs: list[tuple] = []
@@ -244,7 +217,22 @@ class BackendHandler(Handler):
 
     def _step(self, ctrl: np.ndarray) -> None:
         self._ctrl[:] = ctrl
-        self._run(self._work, range(self.num_envs))
+        if (stepper := self._stepper()) is None:
+            self._run(self._work, range(self.num_envs))
+            return
+        self._state[:, self._layout["ctrl"]] = self._ctrl
+        stepper.step(self._state, self.substeps)
+
+    def _stepper(self) -> BatchStepper | None:
+        """MuJoCo's batch for a plain step of unedited envs (made on first use; batched.py)."""
+        if self._substep or self._legacy_aref or self.observe_substep or self.track_contacts:
+            return None
+        if self._env_models.edited:
+            return None
+        if self._batch is None:
+            arrays = self._step_poses, self._pose_block.arrays, list(self._jac.items())
+            self._batch = BatchStepper(self.model, self.num_envs, self.nthread, *arrays)
+        return self._batch
 
     def _step_with(self, ctrl: np.ndarray, substep: Substep) -> None:
         batch = getattr(substep, "batch", None)

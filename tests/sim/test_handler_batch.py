@@ -1,0 +1,72 @@
+"""The native handler's plain control step on MuJoCo's batch (metasim.sim.mujoco.batched)
+gives bitwise the state rows, the poses as mj_step left them, the end-of-step poses and
+the Jacobians of the handler's own per-env loop, at one and two threads; the paths that
+need the per-env loop (contacts reported, per-env edits) do not take the batch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from metasim.sim import ModelEdit, get_backend
+from metasim.sim.mujoco.handler import BackendHandler
+from metasim.tasks.task import TaskRuntime
+
+
+def _pair(compiled, n: int, nthread: int) -> tuple[BackendHandler, BackendHandler]:
+    """Two handlers on the same initial states: one steps on the batch, one per env."""
+    out = []
+    for _ in range(2):
+        h = get_backend("mujoco").launch(compiled, n, nthread=nthread)
+        assert isinstance(h, BackendHandler)
+        state = TaskRuntime(compiled).sample_initial(h.default_state(n), list(range(n)))
+        h.set_state(state)
+        out.append(h)
+    out[1]._stepper = lambda: None  # type: ignore[method-assign]  # the per-env loop
+    return out[0], out[1]
+
+
+def _outputs(h: BackendHandler) -> dict[str, np.ndarray]:
+    k, s = h.kinematics(), h.step_kinematics()
+    out = {"state": h._state.copy()}
+    for name in ("body_pos", "body_quat", "site_pos", "site_mat"):
+        out[name] = getattr(k, name).copy()
+        out["step_" + name] = getattr(s, name).copy()
+    for site in h.jacobian_sites:
+        out[f"jac{site}"] = h.site_jacobian(site).copy()
+    return out
+
+
+@pytest.mark.parametrize("nthread", [1, 2])
+def test_batch_step_is_bitwise_the_per_env_loop(lift_scene, nthread):
+    batched, looped = _pair(lift_scene, 5, nthread)
+    rng = np.random.default_rng(3)
+    ctrl = batched.get_state().ctrl
+    arm = lift_scene.index.arm_act
+    for t in range(40):
+        c = ctrl.copy()
+        c[:, arm] += rng.normal(0, 0.2, size=(5, len(arm)))
+        batched.step(c)
+        looped.step(c)
+        if t == 20:  # a reset of some envs in between
+            state = batched.get_state()
+            batched.reset(np.array([1, 3]), state.take([0, 2]))
+            looped.reset(np.array([1, 3]), state.take([0, 2]))
+    assert batched._batch is not None and looped._batch is None
+    a, b = _outputs(batched), _outputs(looped)
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+    assert not np.array_equal(a["body_pos"], a["step_body_pos"])  # two instants, not one
+
+
+def test_contacts_and_per_env_edits_keep_the_per_env_loop(lift_scene):
+    h = get_backend("mujoco").launch(lift_scene, 2, nthread=1)
+    assert isinstance(h, BackendHandler)
+    h.track_contacts = True
+    h.step(h.get_state().ctrl)
+    assert h._batch is None
+    h.track_contacts = False
+    cube = int(lift_scene.index.object_body[0])
+    h.apply(ModelEdit("body_mass", cube, np.array([0.08, 50.0])))
+    h.step(h.get_state().ctrl)
+    assert h._batch is None
