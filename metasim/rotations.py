@@ -12,9 +12,10 @@ import numpy as np
 
 class RowWeights:
     """A constant weight table for `rows_times` with its non-zero rows found once (the
-    search costs more than the product for the small tables of the per-step path)."""
+    search costs more than the product for the small tables of the per-step path), and
+    those rows' weights (`w_rows`) and, for a vector, whether they are all +-1 (`unit`)."""
 
-    __slots__ = ("rows", "w")
+    __slots__ = ("rows", "unit", "w", "w_rows")
 
     def __init__(self, w: np.ndarray) -> None:
         self.w = np.array(w, dtype=np.float64)
@@ -22,6 +23,8 @@ class RowWeights:
         self.rows: list[int] = np.flatnonzero(
             np.any(self.w.reshape(self.w.shape[0], -1), axis=1)
         ).tolist()
+        self.w_rows = self.w[self.rows]
+        self.unit = self.w.ndim == 1 and bool(np.all(np.abs(self.w_rows) == 1.0))
 
 
 def rows_times(a: np.ndarray, w: np.ndarray | RowWeights) -> np.ndarray:
@@ -32,23 +35,33 @@ def rows_times(a: np.ndarray, w: np.ndarray | RowWeights) -> np.ndarray:
     between a row on its own and the same row inside a batch; an expert's actions would
     then depend on `num_envs` and on which episodes share a batch. Elementwise products
     and sums round the same whatever the batch. A `RowWeights` table skips the search
-    for its non-zero rows (the same rows, the same bits)."""
+    for its non-zero rows (the same rows, the same bits).
+
+    A table of 4 or more columns takes all products at once and sums them along the
+    rows with `np.add.reduce` started from -0.0: numpy adds whole rows of the (..., r, N)
+    products in order (the columns are the contiguous inner loop), and -0.0 + x is x, so
+    the sums and their signed zeros are the row-by-row loop's (tests/test_rotations.py)."""
     a = np.asarray(a, dtype=np.float64)
-    if isinstance(w, RowWeights):
-        rows, w = w.rows, w.w
-    else:
-        rows = np.flatnonzero(np.any(w.reshape(w.shape[0], -1), axis=1)).tolist()
-    if w.ndim == 1:
-        out = a[..., rows[0]] * w[rows[0]]
+    if not isinstance(w, RowWeights):
+        w = RowWeights(w)
+    rows, table = w.rows, w.w
+    if table.ndim == 2 and table.shape[1] >= 4 and len(rows) > 1:
+        return np.asarray(np.add.reduce(a[..., rows, None] * w.w_rows, axis=-2, initial=-0.0))
+    if table.ndim == 1:
+        out = a[..., rows[0]] * table[rows[0]]
+        if w.unit:  # +-1 weights: x * 1 is x and y + (-1) x is y - x, exactly
+            for k in rows[1:]:
+                (np.add if table[k] > 0 else np.subtract)(out, a[..., k], out=out)
+            return np.asarray(out)
         term = np.empty_like(out)
         for k in rows[1:]:
-            np.multiply(a[..., k], w[k], out=term)
+            np.multiply(a[..., k], table[k], out=term)
             out += term
     else:
-        out = a[..., rows[0], None] * w[rows[0]]
+        out = a[..., rows[0], None] * table[rows[0]]
         term = np.empty_like(out)
         for k in rows[1:]:
-            np.multiply(a[..., k, None], w[k], out=term)
+            np.multiply(a[..., k, None], table[k], out=term)
             out += term
     return np.asarray(out)
 

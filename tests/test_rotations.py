@@ -114,3 +114,42 @@ def test_row_weights_give_the_same_bits_as_the_table() -> None:
         assert np.array_equal(rows_times(a, RowWeights(w[:, 0])), rows_times(a, w[:, 0]))
     with pytest.raises(ValueError):
         RowWeights(w).w[0, 0] = 1.0  # read-only: the rows found once stay true
+
+
+def _row_by_row(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The fixed-order sum, one row of the table at a time (zero rows skipped)."""
+    rows = [k for k in range(w.shape[0]) if np.any(w[k])]
+    out = a[..., rows[0], None] * w[rows[0]] if w.ndim == 2 else a[..., rows[0]] * w[rows[0]]
+    for k in rows[1:]:
+        out = out + (a[..., k, None] * w[k] if w.ndim == 2 else a[..., k] * w[k])
+    return out
+
+
+@pytest.mark.parametrize("batch", [1, 2, 17, 63, 64, 200, 1000])
+def test_all_products_at_once_keep_the_row_by_row_bits_and_signed_zeros(batch) -> None:
+    # the wide tables sum all their products in one np.add.reduce; numpy starts some
+    # reductions from +0.0 (here from 63 rows on), which turns a sum of -0.0s into +0.0:
+    # the reduce starts from -0.0 instead, and the bits (zeros' signs too) must stay
+    rng = np.random.default_rng(batch)
+    wide = rng.normal(size=(9, 6))
+    wide[[2, 5]] = 0.0
+    wide[:, 1] = np.abs(wide[:, 1])  # -0.0 inputs give -0.0 products (and sums) here
+    for table in (wide, rotations_table("_Q2M_W"), rotations_table("_QMUL")):
+        a = rng.normal(size=(batch, table.shape[0])) * rng.choice([1e-3, 1.0, 1e3], table.shape[0])
+        a[rng.random(a.shape) < 0.3] = -0.0
+        a[rng.random(a.shape) < 0.1] = 0.0
+        a[0] = -0.0  # every product of this row a signed zero
+        got, want = rows_times(a, RowWeights(table)), _row_by_row(a, table)
+        assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+    assert np.signbit(_row_by_row(np.full((1, 9), -0.0), wide)[0, 1])  # (a -0.0 sum, tested)
+    for unit in (np.ones(4), np.array([1.0, 1.0, -1.0, -1.0]), np.array([-1.0, 0.0, 1.0, 1.0])):
+        a = rng.normal(size=(batch, 4))
+        a[rng.random(a.shape) < 0.3] = -0.0
+        got, want = rows_times(a, RowWeights(unit)), _row_by_row(a, unit)
+        assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def rotations_table(name: str) -> np.ndarray:
+    from metasim import rotations
+
+    return np.asarray(getattr(rotations, name).w)

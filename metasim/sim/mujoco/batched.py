@@ -7,14 +7,15 @@ per-thread MjData, runs `mj_step` `substeps` times, copies out the poses it left
 saves the row, on `nthread` threads with no Python (and so no GIL) between envs. The
 end-of-step poses come from one `forward` to the position stage with contacts and
 constraints switched off in the model for that call (they do not enter kinematics; the
-collision pass would cost as much as the Python it replaces), the Jacobians from
-`Batch.jac` (mj_kinematics, mj_comPos, mj_jac: mj_jacSite's own sequence). Bitwise the
-same rows, poses and Jacobians as the handler's per-env loop (tests/test_handler_batch.py).
+collision pass would cost as much as the Python it replaces), and the site Jacobians
+from the `cdof` and `subtree_com` that forward computed, with mj_jac's own arithmetic
+(`site_jacobian`; `Batch.jac` would run the kinematics again). Bitwise the same rows,
+poses and Jacobians as the handler's per-env loop (tests/sim/test_handler_batch.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import mujoco
 import numpy as np
@@ -51,8 +52,9 @@ class BatchStepper:
         self._bound = [self.batch.bind(name) for name in POSES]
         self._step_pairs = _pairs(step_poses, self._bound)
         self._pose_pairs = _pairs(poses, self._bound)
-        self._jacobians = [(int(model.site_bodyid[s]), s, out) for s, out in jacobians]
-        self._site_pos = poses[POSES.index("site_xpos")]
+        self._cdof, self._com = self.batch.bind("cdof"), self.batch.bind("subtree_com")
+        site_pos = poses[POSES.index("site_xpos")]
+        self._jacobians = [(site_jacobian(model, s, site_pos), out) for s, out in jacobians]
 
     def step(self, state: np.ndarray, nstep: int) -> None:
         """Advance every row of `state` (B, nstate) by `nstep` substeps, in place."""
@@ -71,10 +73,45 @@ class BatchStepper:
             opt.disableflags = flags
         for dst, src in self._pose_pairs:
             dst[:] = src
-        for body, site, out in self._jacobians:
-            jacp, jacr = batch.jac(body, self._site_pos[:, site])
-            out[:, :3] = jacp
-            out[:, 3:] = jacr
+        for fill, out in self._jacobians:
+            fill(self._cdof, self._com, out)
+
+
+def site_jacobian(
+    model: mujoco.MjModel, site: int, site_pos: np.ndarray
+) -> Callable[[np.ndarray, np.ndarray, np.ndarray], None]:
+    """`fill(cdof, subtree_com, out)`: site `site`'s (B, 6, nv) Jacobians from (B, nv, 6)
+    `cdof` and (B, nbody, 3) `subtree_com` of the kinematics that put the site at
+    `site_pos` (B, nsite, 3), computed as mj_jac computes them: offset = point - com of
+    the body's root subtree; per dof of the chain, rotation rows = cdof[:3], translation
+    rows = cdof[3:] + cdof[:3] x offset (mju_cross' order). Dofs off the chain keep the
+    zeros `out` holds."""
+    body = int(model.site_bodyid[site])
+    root = int(model.body_rootid[body])
+    while body and not model.body_dofnum[body]:  # the nearest ancestor that moves
+        body = int(model.body_parentid[body])
+    chain: list[int] = []
+    dof = int(model.body_dofadr[body] + model.body_dofnum[body] - 1) if body else -1
+    while dof >= 0:
+        chain.append(dof)
+        dof = int(model.dof_parentid[dof])
+    dofs = np.array(chain, dtype=np.int64)
+
+    def fill(cdof: np.ndarray, com: np.ndarray, out: np.ndarray) -> None:
+        if not len(dofs):
+            return
+        off = site_pos[:, site] - com[:, root]  # (B, 3)
+        c = cdof[:, dofs]  # (B, k, 6)
+        ox, oy, oz = off[:, 0, None], off[:, 1, None], off[:, 2, None]
+        rx, ry, rz = c[..., 0], c[..., 1], c[..., 2]
+        out[:, 0, dofs] = c[..., 3] + (ry * oz - rz * oy)
+        out[:, 1, dofs] = c[..., 4] + (rz * ox - rx * oz)
+        out[:, 2, dofs] = c[..., 5] + (rx * oy - ry * ox)
+        out[:, 3, dofs] = rx
+        out[:, 4, dofs] = ry
+        out[:, 5, dofs] = rz
+
+    return fill
 
 
 def _pairs(dst: Sequence[np.ndarray], src: Sequence[np.ndarray]) -> list[tuple[np.ndarray, ...]]:
@@ -82,4 +119,4 @@ def _pairs(dst: Sequence[np.ndarray], src: Sequence[np.ndarray]) -> list[tuple[n
     return [(d, s.reshape(d.shape)) for d, s in zip(dst, src, strict=True) if d.size]
 
 
-__all__ = ["BatchStepper"]
+__all__ = ["BatchStepper", "site_jacobian"]
