@@ -22,12 +22,23 @@ DOWN = np.diag([1.0, -1.0, -1.0])  # grasp site pointing down, fingers closing a
 
 
 class ObsView:
-    """Named access into one observation batch."""
+    """Named access into one observation batch, with the yaws several phases read computed
+    once per batch (`once`)."""
 
     def __init__(self, obs: dict[str, Any], ctx: PolicyContext) -> None:
         self.p = obs["policy"]
         self.s = obs["privileged"]
         self.ctx = ctx
+        self._once: dict[tuple[Any, ...], np.ndarray] = {}
+
+    def once(self, key: tuple[Any, ...], fn: Callable[[], np.ndarray]) -> np.ndarray:
+        """`fn()` the first time `key` is asked of this batch, then the same (read-only)
+        array: e.g. an object's closing yaw, which each phase aligning to it reads."""
+        out = self._once.get(key)
+        if out is None:
+            out = self._once[key] = np.asarray(fn())
+            out.setflags(write=False)
+        return out
 
     @property
     def ee(self) -> np.ndarray:
@@ -94,7 +105,7 @@ def _half_z(ctx: PolicyContext, name: str) -> float:
 
 def grip_yaw(v: ObsView) -> np.ndarray:
     """(B,) yaw of the gripper (0 at home: fingers closing along world y)."""
-    return quat_yaw(v.p["ee_quat"])
+    return v.once(("grip_yaw",), lambda: quat_yaw(v.p["ee_quat"]))
 
 
 def wrap_angle(angle: np.ndarray, period: float) -> np.ndarray:
@@ -110,7 +121,10 @@ def object_align(ctx: PolicyContext, name: str) -> Align:
     axis = geom.axis
     if axis is None:
         return Align()
-    return Align(lambda v: closing_yaw(v.obj_quat(name), axis), geom.period)
+    return Align(
+        lambda v: v.once(("closing_yaw", name), lambda: closing_yaw(v.obj_quat(name), axis)),
+        geom.period,
+    )
 
 
 def fixture_yaw(ctx: PolicyContext, name: str) -> float:

@@ -70,3 +70,47 @@ def test_contacts_and_per_env_edits_keep_the_per_env_loop(lift_scene):
     h.apply(ModelEdit("body_mass", cube, np.array([0.08, 50.0])))
     h.step(h.get_state().ctrl)
     assert h._batch is None
+
+
+_TREE = """
+<mujoco>
+  <worldbody>
+    <body name="a" pos="0 0 1">
+      <joint type="hinge" axis="0 1 0"/><geom size=".05"/>
+      <body name="b" pos=".3 0 0"><joint type="hinge" axis="0 0 1"/><geom size=".05"/>
+        <site name="on_b" pos=".1 .02 0"/></body>
+      <body name="d" pos="0 .3 0"><joint type="slide" axis="1 0 0"/><geom size=".05"/>
+        <site name="on_d" pos="0 .1 .05"/></body>
+    </body>
+    <body name="c" pos="1 0 1"><joint type="ball"/><geom size=".05"/></body>
+    <body name="e" pos="0 0 2"><geom size=".05"/><site name="fixed" pos=".1 0 0"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("site", ["on_b", "on_d", "fixed"])
+def test_site_jacobian_is_mj_jacsite_bitwise(site):
+    # on_b: a chain of adjacent dofs; on_d: dofs 3 and 0 (b's and c's between them); fixed:
+    # a body with no dof (all zeros)
+    import mujoco
+
+    from metasim.sim.mujoco.batched import site_jacobian
+
+    m = mujoco.MjModel.from_xml_string(_TREE)
+    d = mujoco.MjData(m)
+    sid = m.site(site).id
+    rng = np.random.default_rng(0)
+    b = 6
+    cdof, com = np.zeros((b, m.nv, 6)), np.zeros((b, m.nbody, 3))
+    pos, want = np.zeros((b, m.nsite, 3)), np.zeros((b, 6, m.nv))
+    for i in range(b):
+        d.qpos[:] = rng.normal(size=m.nq)
+        mujoco.mj_kinematics(m, d)
+        mujoco.mj_comPos(m, d)
+        cdof[i], com[i], pos[i] = d.cdof, d.subtree_com, d.site_xpos
+        mujoco.mj_jacSite(m, d, want[i, :3], want[i, 3:], sid)
+    got = np.zeros((b, 6, m.nv))
+    site_jacobian(m, sid, pos)(cdof, com, got)
+    np.testing.assert_array_equal(got, want)
+    assert got.any() == (site != "fixed")

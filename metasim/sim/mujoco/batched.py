@@ -95,21 +95,21 @@ def site_jacobian(
     while dof >= 0:
         chain.append(dof)
         dof = int(model.dof_parentid[dof])
-    dofs = np.array(chain, dtype=np.int64)
+    dofs = np.array(sorted(chain), dtype=np.int64)  # (each dof's column on its own)
+    contiguous = len(chain) and dofs[-1] - dofs[0] == len(dofs) - 1
+    cols: slice | np.ndarray = slice(int(dofs[0]), int(dofs[-1]) + 1) if contiguous else dofs
 
     def fill(cdof: np.ndarray, com: np.ndarray, out: np.ndarray) -> None:
         if not len(dofs):
             return
         off = site_pos[:, site] - com[:, root]  # (B, 3)
-        c = cdof[:, dofs]  # (B, k, 6)
+        c = cdof[:, cols]  # (B, k, 6)
         ox, oy, oz = off[:, 0, None], off[:, 1, None], off[:, 2, None]
         rx, ry, rz = c[..., 0], c[..., 1], c[..., 2]
-        out[:, 0, dofs] = c[..., 3] + (ry * oz - rz * oy)
-        out[:, 1, dofs] = c[..., 4] + (rz * ox - rx * oz)
-        out[:, 2, dofs] = c[..., 5] + (rx * oy - ry * ox)
-        out[:, 3, dofs] = rx
-        out[:, 4, dofs] = ry
-        out[:, 5, dofs] = rz
+        out[:, 0, cols] = c[..., 3] + (ry * oz - rz * oy)
+        out[:, 1, cols] = c[..., 4] + (rz * ox - rx * oz)
+        out[:, 2, cols] = c[..., 5] + (rx * oy - ry * ox)
+        out[:, 3:, cols] = c[..., :3].transpose(0, 2, 1)
 
     return fill
 
