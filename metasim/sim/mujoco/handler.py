@@ -68,8 +68,8 @@ class BackendHandler(Handler):
         self._substep: Substep | None = None
         # physics.equality_jdotv: false: step through mj_step1/2 (legacy_equality_aref)
         self._legacy_aref = legacy_aref_needed(compiled)
+        self._batch: BatchStepper | None = None  # MuJoCo's batch for plain steps (_stepper)
         # one MjData per env, for stepping all envs substep by substep (see _lockstep)
-        self._batch: BatchStepper | None = None
         self._env_data: list[mujoco.MjData] | None = None
         self._env_views: list[tuple[np.ndarray, ...]] = []
         self._env_pairs: list[tuple] = []
@@ -381,6 +381,7 @@ class BackendHandler(Handler):
         return m, d
 
     def close(self) -> None:
+        self._batch = None  # (its threads go with it)
         if self._pool is not None:
             self._pool.shutdown(wait=False)
             self._pool = None
