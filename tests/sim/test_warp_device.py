@@ -15,6 +15,7 @@ import os
 from typing import Any
 
 import mujoco
+import mujoco.batch
 import numpy as np
 import pytest
 
@@ -141,6 +142,8 @@ def test_step_path_makes_no_host_mujoco_call(spatial, monkeypatch) -> None:
     for name in dir(mujoco):
         if name.startswith("mj_") and callable(getattr(mujoco, name)):
             monkeypatch.setattr(mujoco, name, host_call)
+    for name in ("step", "forward", "jac", "rollout"):  # native's batch, no mj_* from Python
+        monkeypatch.setattr(mujoco.batch.Batch, name, host_call)
     for _ in range(2):
         osc.command(np.full((b, 7), 0.3))
         handler.step(state.ctrl, osc)
