@@ -6,6 +6,7 @@ import mujoco
 import numpy as np
 import pytest
 
+from metasim import rotations
 from metasim.rotations import (
     RowWeights,
     mat_to_quat,
@@ -134,7 +135,7 @@ def test_all_products_at_once_keep_the_row_by_row_bits_and_signed_zeros(batch) -
     wide = rng.normal(size=(9, 6))
     wide[[2, 5]] = 0.0
     wide[:, 1] = np.abs(wide[:, 1])  # -0.0 inputs give -0.0 products (and sums) here
-    for table in (wide, rotations_table("_Q2M_W"), rotations_table("_QMUL")):
+    for table in (wide, rotations._Q2M_W.w, rotations._QMUL.w):
         a = rng.normal(size=(batch, table.shape[0])) * rng.choice([1e-3, 1.0, 1e3], table.shape[0])
         a[rng.random(a.shape) < 0.3] = -0.0
         a[rng.random(a.shape) < 0.1] = 0.0
@@ -147,9 +148,3 @@ def test_all_products_at_once_keep_the_row_by_row_bits_and_signed_zeros(batch) -
         a[rng.random(a.shape) < 0.3] = -0.0
         got, want = rows_times(a, RowWeights(unit)), _row_by_row(a, unit)
         assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
-
-
-def rotations_table(name: str) -> np.ndarray:
-    from metasim import rotations
-
-    return np.asarray(getattr(rotations, name).w)
