@@ -53,15 +53,22 @@ fi
   $PY -m metasim.cli eval --quiet suite=metaworld_mt10 policy=lerobot_metaworld \
     policy.path="$CKPT" "suite.tasks=[$REFS]" episodes="$EPISODES" num_envs=10 seed=1 \
     out="$OUT/eval-metasim"
-if [ ! -f "$OUT/eval-lerobot/eval_info.json" ]; then
-  $PY -m metasim.reference.lerobot_eval --benchmark metaworld --out "$OUT/eval-lerobot" -- \
-    --policy.path="$CKPT" --policy.device=cpu --env.type=metaworld --env.task="$TASKS" \
-    --eval.n_episodes="$EPISODES" --eval.batch_size=5 --seed=1000
-  # batch 5, not 10: lerobot-eval keeps every frame of the 10 episodes it records as
-  # video in memory (640x480, 500 steps); at batch 10 it was killed at 19 GB RSS here
-fi
+# LeRobot's side runs one task per lerobot-eval, so a run cut off keeps the tasks it
+# finished, at batch 1: its rollout steps every env of a batch until all are done (a
+# finished env resets and keeps rendering), so at batch 1 an episode costs only its own
+# steps, and only one episode's video frames are held at a time. Episode i's seed is
+# 1000 + i at any batch size (start_seed + its index).
+LEROBOT_DIRS=()
+for task in ${TASKS//,/ }; do
+  LEROBOT_DIRS+=("$OUT/eval-lerobot/$task")
+  mkdir -p "$OUT/eval-lerobot"
+  [ -f "$OUT/eval-lerobot/$task/eval_info.json" ] ||
+    $PY -m metasim.reference.lerobot_eval --benchmark metaworld --out "$OUT/eval-lerobot/$task" \
+      -- --policy.path="$CKPT" --policy.device=cpu --env.type=metaworld --env.task="$task" \
+      --eval.n_episodes="$EPISODES" --eval.batch_size=1 --seed=1000
+done
 $PY scripts/learned_policy_table.py --metasim "$OUT/eval-metasim" \
-  --lerobot "$OUT/eval-lerobot" --json "$OUT/table.json" || echo "a task differs (table)"
+  --lerobot "${LEROBOT_DIRS[@]}" --json "$OUT/table.json" || echo "a task differs (table)"
 
 # 4. Sensitivity across the visual factors (one at a time), the policy and the expert.
 for who in learned expert; do

@@ -3,10 +3,12 @@
 difference (the two sides draw their episodes independently: unpaired).
 
     python scripts/learned_policy_table.py --metasim runs/dp-eval-metasim \
-        --lerobot runs/dp-eval-lerobot [--json OUT.json]
+        --lerobot runs/dp-eval-lerobot/drawer-close-v3 runs/dp-eval-lerobot/window-open-v3 \
+        [--json OUT.json]
 
-`--metasim` is a run folder (its summary.json); `--lerobot` the `--out` folder of
-`python -m metasim.reference.lerobot_eval` (its eval_info.json). Tasks are matched by the
+`--metasim` is a run folder (its summary.json); `--lerobot` one or more `--out` folders of
+`python -m metasim.reference.lerobot_eval` (their eval_info.json: one per task when each
+task ran on its own; a task's episodes are summed over the folders). Tasks are matched by the
 Meta-World env name (metasim's scene `metaworld_<env>`, LeRobot's task group `<env>`).
 Prints a markdown table; exits 1 when a task's difference interval excludes 0.
 """
@@ -29,6 +31,16 @@ PREFIX = "metaworld_"
 def metasim_counts(run: Path) -> dict[str, tuple[int, int]]:
     tasks = json.loads((run / "summary.json").read_text())["tasks"]
     return {t.removeprefix(PREFIX): (int(v["successes"]), int(v["n"])) for t, v in tasks.items()}
+
+
+def lerobot_counts(folders: list[Path]) -> dict[str, tuple[int, int]]:
+    """Task -> (successes, episodes) summed over the eval_info.json of `folders`."""
+    out: dict[str, tuple[int, int]] = {}
+    for folder in folders:
+        for task, (k, n) in per_task(json.loads((folder / INFO).read_text())).items():
+            k0, n0 = out.get(task, (0, 0))
+            out[task] = (k0 + k, n0 + n)
+    return out
 
 
 def table(
@@ -71,11 +83,10 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--metasim", type=Path, required=True)
-    p.add_argument("--lerobot", type=Path, required=True)
+    p.add_argument("--lerobot", type=Path, required=True, nargs="+")
     p.add_argument("--json", type=Path)
     ns = p.parse_args(argv)
-    theirs = per_task(json.loads((ns.lerobot / INFO).read_text()))
-    rows = table(metasim_counts(ns.metasim), theirs)
+    rows = table(metasim_counts(ns.metasim), lerobot_counts(ns.lerobot))
     print(markdown(rows))
     if ns.json:
         ns.json.write_text(json.dumps(rows, indent=1) + "\n")
