@@ -1,19 +1,24 @@
-"""Figures of docs/learned_policy.md: the training loss curve and the report's plots.
+"""Figures of docs/learned_policy.md: the training loss curve, the two harnesses' table
+and the report's plots.
 
     python scripts/learned_policy_figures.py --log runs/act_visual.log \
+        --table runs/learned_mw/table.json \
         --report runs/act_visual-eval-visual/report.html --out docs/learned_policy
 
 Reads LeRobot's training log lines (`step:50 ... loss:0.123 ...`) and writes
-OUT/loss.png; copies every PNG plot embedded in each report.html to
-OUT/<report folder>-<n>.png.
+OUT/loss.png; plots the per-task success of both harnesses with their Wilson intervals
+from the table `learned_policy_table.py --json` wrote (OUT/harnesses.png); copies every PNG
+plot embedded in each report.html to OUT/<report folder>-<n>.png.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import json
 import re
 from pathlib import Path
+from typing import Any
 
 STEP = re.compile(r"step:(\d+\.?\d*K?) .*?loss:([0-9.e+-]+)")
 
@@ -43,6 +48,29 @@ def plot_loss(points: list[tuple[int, float]], out: Path) -> None:
     fig.savefig(out, dpi=96, bbox_inches="tight")
 
 
+def plot_harnesses(rows: list[dict[str, Any]], out: Path) -> None:
+    """Per task, each harness's success rate with its Wilson 95% interval, side by side."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    for j, (side, label) in enumerate((("metasim", "metasim eval"), ("lerobot", "lerobot-eval"))):
+        xs = [i + (j - 0.5) * 0.3 for i in range(len(rows))]
+        rates = [r[side][0] / max(r[side][1], 1) for r in rows]
+        lows = [rate - r[side][2] for rate, r in zip(rates, rows, strict=True)]
+        highs = [r[side][3] - rate for rate, r in zip(rates, rows, strict=True)]
+        n = rows[0][side][1] if rows else 0
+        ax.errorbar(xs, rates, yerr=[lows, highs], fmt="o", capsize=4, label=f"{label} (n={n})")
+    ax.set_xticks(range(len(rows)), [r["task"] for r in rows], fontsize=8)
+    ax.set_ylabel("success (Wilson 95%)")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8, loc="lower left")
+    fig.savefig(out, dpi=96, bbox_inches="tight")
+
+
 def report_plots(report: Path, out: Path) -> list[Path]:
     """Every embedded PNG of a report.html, written as OUT/<run>-<n>.png."""
     found = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', report.read_text())
@@ -57,6 +85,7 @@ def report_plots(report: Path, out: Path) -> list[Path]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--log", type=Path)
+    ap.add_argument("--table", type=Path, help="learned_policy_table.py's --json output")
     ap.add_argument("--report", type=Path, nargs="*", default=[])
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
@@ -65,6 +94,9 @@ def main() -> None:
         points = loss_curve(args.log)
         plot_loss(points, args.out / "loss.png")
         print(f"loss.png: {len(points)} points, last {points[-1] if points else None}")
+    if args.table:
+        plot_harnesses(json.loads(args.table.read_text()), args.out / "harnesses.png")
+        print(args.out / "harnesses.png")
     for report in args.report:
         for path in report_plots(report, args.out):
             print(path)

@@ -69,6 +69,8 @@ for task in ${TASKS//,/ }; do
 done
 $PY scripts/learned_policy_table.py --metasim "$OUT/eval-metasim" \
   --lerobot "${LEROBOT_DIRS[@]}" --json "$OUT/table.json" || echo "a task differs (table)"
+$PY scripts/learned_policy_figures.py --log "$OUT/train.log" --table "$OUT/table.json" \
+  --out "$OUT/figures"
 
 # 4. Sensitivity across the visual factors (one at a time), the policy and the expert.
 for who in learned expert; do
