@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 
 from learned_policy_table import lerobot_counts, main
@@ -49,3 +51,19 @@ def test_the_table_exits_1_only_when_a_difference_interval_excludes_0(tmp_path: 
     assert rows["window-open-v3"]["metasim"][:2] == [26, 50]
     apart = _summary(tmp_path / "m2", {"drawer-close-v3": (10, 50), "window-open-v3": (26, 50)})
     assert main(["--metasim", str(apart), "--lerobot", *map(str, theirs)]) == 1
+
+
+def test_the_figure_plots_each_task_of_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from learned_policy_figures import main as figures
+
+    theirs = _info(tmp_path / "l", "drawer-close-v3", [True, False])
+    ours = _summary(tmp_path / "m", {"drawer-close-v3": (1, 2)})
+    table = tmp_path / "table.json"
+    assert main(["--metasim", str(ours), "--lerobot", str(theirs), "--json", str(table)]) == 0
+    argv = ["learned_policy_figures.py", "--table", str(table), "--out", str(tmp_path / "f")]
+    monkeypatch.setattr(sys, "argv", argv)
+    figures()
+    png = (tmp_path / "f" / "harnesses.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 2000
