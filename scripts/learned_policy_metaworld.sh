@@ -8,7 +8,7 @@
 #    480x480 frames itself (resize_shape), so it takes both harnesses' frames unchanged;
 # 3. the same checkpoint scored by `metasim eval policy=lerobot_metaworld` and by LeRobot's
 #    own `lerobot-eval --env.type=metaworld` on the package (reference venv, MuJoCo 3.3.0),
-#    on episodes neither was trained on; the per-task table with intervals;
+#    the per-task table with intervals (metasim's first starts repeat the demos', step 3);
 # 4. its sensitivity across the visual factors in metasim, next to the expert's.
 #   bash scripts/learned_policy_metaworld.sh                # everything under runs/learned_mw
 #   STEPS=2000 EPISODES=20 bash scripts/learned_policy_metaworld.sh   # a shorter run
@@ -47,8 +47,10 @@ if [ ! -f "$CKPT/config.json" ]; then
     2>&1 | tee "$OUT/train.log"
 fi
 
-# 3. The same checkpoint in both harnesses, on episodes not trained on (eval seeds differ
-#    from collect's), then the table (exit 1 when a difference interval excludes 0).
+# 3. The same checkpoint in both harnesses, then the table (exit 1 when a difference
+#    interval excludes 0). LeRobot's episodes are fresh draws; metasim's episode k starts
+#    from the task's variation k mod 50 whatever the seed, so its first DEMOS episodes
+#    start where the demonstrations did (docs/learned_policy.md gives the split).
 [ -f "$OUT/eval-metasim/summary.json" ] ||
   $PY -m metasim.cli eval --quiet suite=metaworld_mt10 policy=lerobot_metaworld \
     policy.path="$CKPT" "suite.tasks=[$REFS]" episodes="$EPISODES" num_envs=10 seed=1 \
