@@ -35,12 +35,8 @@ def metasim_counts(run: Path) -> dict[str, tuple[int, int]]:
 
 def lerobot_counts(folders: list[Path]) -> dict[str, tuple[int, int]]:
     """Task -> (successes, episodes) summed over the eval_info.json of `folders`."""
-    out: dict[str, tuple[int, int]] = {}
-    for folder in folders:
-        for task, (k, n) in per_task(json.loads((folder / INFO).read_text())).items():
-            k0, n0 = out.get(task, (0, 0))
-            out[task] = (k0 + k, n0 + n)
-    return out
+    infos = [json.loads((folder / INFO).read_text()) for folder in folders]
+    return per_task({"per_task": [entry for info in infos for entry in info.get("per_task", [])]})
 
 
 def table(
