@@ -61,9 +61,9 @@ fi
 # steps, and only one episode's video frames are held at a time. Episode i's seed is
 # 1000 + i at any batch size (start_seed + its index).
 LEROBOT_DIRS=()
+mkdir -p "$OUT/eval-lerobot"
 for task in ${TASKS//,/ }; do
   LEROBOT_DIRS+=("$OUT/eval-lerobot/$task")
-  mkdir -p "$OUT/eval-lerobot"
   [ -f "$OUT/eval-lerobot/$task/eval_info.json" ] ||
     $PY -m metasim.reference.lerobot_eval --benchmark metaworld --out "$OUT/eval-lerobot/$task" \
       -- --policy.path="$CKPT" --policy.device=cpu --env.type=metaworld --env.task="$task" \
