@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 
 from metasim.paths import SCENES
+from tests import lanes
 
 SCENE_FILES = sorted(SCENES.glob("*.yaml"))
 
@@ -22,6 +23,61 @@ def scene_ids() -> list[str]:
 
 
 __all__ = ["SCENE_FILES", "Path", "scene_ids"]
+
+GUARD = lanes.LaneGuard()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="run every N-th selected test from the K-th (0-based): CI's bounded samples",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    GUARD.install()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    GUARD.uninstall()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every collected test in its lane (tests/lanes.py), then `--shard` after `-m`/`-k`."""
+    problems = lanes.check_items(items)
+    if problems:
+        raise pytest.UsageError(
+            "tests missing their lane marker (tests/lanes.py):\n  " + "\n  ".join(problems)
+        )
+    spec = config.getoption("--shard")
+    if spec:
+        items[:], dropped = lanes.shard(items, spec)
+        config.hook.pytest_deselected(items=dropped)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("device") is not None:
+        import importlib.util
+
+        cuda = False
+        if importlib.util.find_spec("torch") is not None:
+            import torch
+
+            cuda = torch.cuda.is_available()
+        if not cuda:
+            pytest.skip("needs a CUDA device (the `device` lane)")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    GUARD.current = item
+    try:
+        return (yield)
+    finally:
+        GUARD.current = None
 
 
 @pytest.fixture(autouse=True)

@@ -103,6 +103,7 @@ def _launchers() -> list[list[str]]:
     return launchers
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("launcher", _launchers(), ids=lambda cmd: Path(cmd[-1]).name)
 def test_console_script_rejects_whole_corpus(launcher: list[str]):
     """The real command over every corpus file at once: exit 2, one error line per file."""

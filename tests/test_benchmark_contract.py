@@ -7,15 +7,14 @@ an episode through `metasim eval`. Per benchmark: each declared check is a verb 
 exists, and its reference simulator's worker starts and answers (skipped, with the reason,
 only where the reference venv cannot be built).
 
-Bounded in CI: per benchmark, the first task of two suites drawn with a fixed seed
-(the benchmark's headline suite among them); every suite with METASIM_CONTRACT_FULL=1.
+The sample: per benchmark, the first task of two suites drawn with a fixed seed
+(the benchmark's headline suite among them); every suite in the sweep lane.
 A benchmark whose extra is not installed lists no suites and is skipped with the reason.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 
@@ -26,8 +25,11 @@ from metasim.paths import POLICIES
 from metasim.reference.benchmark import BENCHMARKS, Benchmark
 from metasim.yamlio import load_yaml
 
-FULL = bool(os.environ.get("METASIM_CONTRACT_FULL"))
 HEADLINE = {"libero": "libero_goal", "metaworld": "metaworld_mt10", "robosuite": "robosuite"}
+# Benchmarks whose tasks load from a reference venv (Meta-World's XMLs and recorded reset
+# states: metasim/metaworld/importer/paths.py; robosuite's placement draws, recorded in
+# LIBERO's reference venv): their cases are in the reference lane.
+FROM_REFERENCE = {"metaworld", "robosuite"}
 
 
 def _cases() -> list[tuple[str, str, str]]:
@@ -37,19 +39,47 @@ def _cases() -> list[tuple[str, str, str]]:
         if not suites:
             out.append((name, "", ""))  # the extra is missing: skipped with the reason
             continue
-        names = sorted(suites)
-        if not FULL:
-            rng = random.Random(f"contract-{name}")
-            head = HEADLINE.get(name, names[0])
-            names = [head if head in suites else names[0]]
-            rest = [s for s in sorted(suites) if s not in names]
-            names += rng.sample(rest, min(1, len(rest)))  # a one-suite benchmark: just it
-        out += [(name, s, suites[s][0]) for s in names]
+        out += [(name, s, suites[s][0]) for s in sorted(suites)]
+    return out
+
+
+def _sample() -> set[tuple[str, str]]:
+    """Per benchmark, its headline suite and one more drawn with a fixed seed."""
+    out = set()
+    for name, entry in BENCHMARKS.items():
+        suites = sorted(entry.suites())
+        if not suites:
+            out.add((name, ""))
+            continue
+        rng = random.Random(f"contract-{name}")
+        head = HEADLINE.get(name, suites[0])
+        names = [head if head in suites else suites[0]]
+        rest = [s for s in suites if s not in names]
+        names += rng.sample(rest, min(1, len(rest)))  # a one-suite benchmark: just it
+        out |= {(name, s) for s in names}
+    return out
+
+
+def _params(cases: list[tuple[str, ...]]) -> list[object]:
+    """The cases in their lanes: every suite beyond the sample in the sweep lane, the
+    benchmarks of FROM_REFERENCE in the reference lane, the warp backend in the slow lane."""
+    sample = _sample()
+    out = []
+    for case in cases:
+        marks = [] if case[:2] in sample else [pytest.mark.sweep]
+        if case[3:] == ("warp",):
+            marks.append(pytest.mark.slow)  # the kernels' compile and a LIBERO task on warp
+        if case[0] in FROM_REFERENCE and case[2]:
+            marks.append(pytest.mark.reference)
+        out.append(
+            pytest.param(
+                *case, marks=marks, id="-".join(c or "not-installed" for c in case[:2] + case[3:])
+            )
+        )
     return out
 
 
 CASES = _cases()
-IDS = [f"{b}-{s or 'not-installed'}" for b, s, _ in CASES]
 
 
 def _entry(name: str, ref: str) -> Benchmark:
@@ -83,8 +113,7 @@ def _backends() -> list[tuple[str, str, str, str]]:
 
 @pytest.mark.parametrize(
     ("bench", "suite", "ref", "backend"),
-    _backends(),
-    ids=[f"{b}-{s or 'not-installed'}-{k}" for b, s, _, k in _backends()],
+    _params(_backends()),
 )
 def test_first_task_resets_from_its_init_states_and_steps(
     bench: str, suite: str, ref: str, backend: str, compiled_of
@@ -125,7 +154,7 @@ def test_first_task_resets_from_its_init_states_and_steps(
         env.close()
 
 
-@pytest.mark.parametrize(("bench", "suite", "ref"), CASES, ids=IDS)
+@pytest.mark.parametrize(("bench", "suite", "ref"), _params(CASES))
 def test_presets_fit_the_first_task(bench: str, suite: str, ref: str, compiled_of) -> None:
     from metasim.evaluate.policy_io import converter_for
     from metasim.policies.conventions import ActionConvention
@@ -145,7 +174,7 @@ def test_presets_fit_the_first_task(bench: str, suite: str, ref: str, compiled_o
         assert conv.dim > 0
 
 
-@pytest.mark.parametrize(("bench", "suite", "ref"), CASES, ids=IDS)
+@pytest.mark.parametrize(("bench", "suite", "ref"), _params(CASES))
 def test_the_expert_runs_an_episode(
     bench: str, suite: str, ref: str, tmp_path: Path, capsys
 ) -> None:
@@ -188,6 +217,7 @@ def test_each_declared_check_is_a_verb(bench: str, capsys) -> None:
         assert capsys.readouterr().out.count("usage: metasim " + " ".join(argv)) == 2
 
 
+@pytest.mark.reference
 @pytest.mark.parametrize("bench", BENCHMARKS.names())
 def test_the_reference_worker_starts(bench: str) -> None:
     entry = BENCHMARKS[bench]
@@ -202,6 +232,7 @@ def test_the_reference_worker_starts(bench: str) -> None:
     assert answer and all(v not in (None, "") for v in answer.values())
 
 
+@pytest.mark.reference
 def test_check_runs_the_plugin_verb_and_old_spellings_say_the_new(capsys) -> None:
     """`metasim check` runs the plug-in's verb (its own options after CHECK, even one
     named --benchmark); the old spelling still runs and, when it succeeds, says the new

@@ -12,7 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import metasim
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(metasim.__file__).resolve().parent
 FIRST = [

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.lanes import needs
+
 pytest.importorskip("lerobot")
 
 from tests.collect.collect_helpers import collect, lerobot_train
@@ -30,6 +32,7 @@ def five(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+@needs("learned")
 def trained(
     demos: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, subprocess.CompletedProcess[str]]:

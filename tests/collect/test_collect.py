@@ -18,6 +18,9 @@ from metasim.envs.vec_env import episode_seed
 from metasim.paths import SCENES
 from tests.collect.collect_helpers import REPO, SIZE, collect, columns, lines, load
 
+# Real collects with LeRobot's dataset writer (~20 s each here): the slow lane.
+pytestmark = pytest.mark.slow
+
 
 def test_lerobot_loads_the_dataset_as_declared(demos: Path) -> None:
     ds = load(demos)

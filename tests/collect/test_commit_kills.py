@@ -153,9 +153,10 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"first": first, "both": both}
 
 
+@pytest.mark.slow  # a real collect killed at every step of its commit (12-16 s each)
 @pytest.mark.parametrize("order", ["listed", "reversed"])
 @pytest.mark.parametrize(
-    "which", [pytest.param("first", marks=pytest.mark.slow), "next"]
+    "which", ["first", "next"]
 )  # first: ~30 kills of the batch that creates the dataset (~30 s); next: ~10 (~15 s)
 def test_a_kill_at_every_step_of_the_commit_loses_nothing(
     which: str, order: str, reference: dict[str, Path], tmp_path: Path
@@ -249,6 +250,7 @@ def _reopen(root: Path, kill: int) -> int:
     return counter.n
 
 
+@pytest.mark.slow
 def test_a_kill_at_every_step_of_undoing_a_batch_loses_nothing(
     reference: dict[str, Path], tmp_path: Path
 ) -> None:

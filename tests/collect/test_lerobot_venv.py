@@ -41,6 +41,7 @@ def test_the_venv_has_the_torch_pair_that_pyproject_pins() -> None:
         assert version(name).split("+")[0] == pinned, f"{name} in the venv is not the pin"
 
 
+@pytest.mark.slow
 def test_torchvision_ops_load_in_a_plain_interpreter() -> None:
     out = plain_python(
         "import torch, torchvision\n"
@@ -55,6 +56,7 @@ def test_torchvision_ops_load_in_a_plain_interpreter() -> None:
     assert out.split() == ["[1,", "2]", "7.5"]
 
 
+@pytest.mark.slow
 def test_lerobot_dataset_reads_the_collection_in_a_plain_interpreter(demos: Path) -> None:
     out = plain_python(
         "import json, sys\n"
@@ -76,6 +78,7 @@ def test_lerobot_dataset_reads_the_collection_in_a_plain_interpreter(demos: Path
     assert got["task"] == "pick up the red cube"
 
 
+@pytest.mark.learned
 @pytest.mark.slow  # `lerobot-train` starts in ~15 s and trains 3 steps (shared with eval)
 def test_lerobot_train_runs_on_the_collection(
     trained: tuple[Path, subprocess.CompletedProcess[str]],
@@ -90,6 +93,7 @@ def test_lerobot_train_runs_on_the_collection(
     assert stats["type"] == "act" and stats["chunk_size"] == 10
 
 
+@pytest.mark.slow
 def test_lerobot_eval_starts_from_the_venv() -> None:
     """`lerobot-eval` imports LeRobot's dataset, policy and env packages before it parses
     its arguments; `--help` therefore fails if any of them (torchvision first) cannot load."""

@@ -13,6 +13,8 @@ import pytest
 from metasim.cli.main import main
 from tests.collect.collect_helpers import SIZE
 
+pytestmark = pytest.mark.learned
+
 
 @pytest.mark.slow
 def test_trains_with_lerobot_and_evaluates_through_policy_lerobot(

@@ -19,6 +19,9 @@ from metasim.evaluate.config import compose
 from metasim.evaluate.runner import run_eval
 from tests.compare.conftest import TASKS
 
+# The module evaluates its runs once (~50 s here): the slow lane.
+pytestmark = pytest.mark.slow
+
 ENTRY_KEYS = {"a", "b", "diff", "diff_ci95", "mcnemar_p", "paired"}
 
 

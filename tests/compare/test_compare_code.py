@@ -10,6 +10,8 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
+
 from metasim.cli.main import main
 
 POPEN = "subprocess:Popen"
@@ -33,6 +35,7 @@ def _appears(marker: Path, seconds: float = 10.0) -> bool:
     return marker.exists()
 
 
+@pytest.mark.slow
 def test_compare_and_report_replays_never_run_code_named_by_a_run_folder(
     runs: dict[str, Path], tmp_path: Path, capsys
 ) -> None:

@@ -24,6 +24,8 @@ from metasim.stats.aggregates import interval_from_distribution
 from metasim.stats.episode_bootstrap import resample_rates
 from tests.stats.test_rliable_agreement import SCRIPT, _tolerance, rliable_python
 
+pytestmark = pytest.mark.reference
+
 REPS = 5000
 __all__ = ["rliable_python"]  # the fixture, imported for the tests below
 

@@ -39,6 +39,7 @@ def test_no_difference_cannot_be_settled() -> None:
     assert not _excludes_zero([1000, 1001, 1000, 1000], 4 * MAX_EPISODES, True)
 
 
+@pytest.mark.slow
 def test_plan_of_real_runs_names_the_resume_commands(runs, capsys) -> None:
     out = compare_runs([runs["expert"], runs["jitter5"]], reps=100, with_plan=True)
     plan = out["plan"]
@@ -59,6 +60,7 @@ def _rows(run: Path) -> list[dict]:
     return sorted(rows, key=lambda r: (r["task"], r["cell"], r["episode"]))
 
 
+@pytest.mark.slow
 def test_extending_a_run_equals_running_it_long(tmp_path: Path, capsys) -> None:
     args = ["eval", "--quiet", "suite.tasks=[lift_cube]", "num_envs=2", "seed=2"]
     assert main([*args, "episodes=2", f"out={tmp_path / 'short'}"]) == 0

@@ -16,6 +16,9 @@ import pytest
 
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.scene import compile_file
+from tests.lanes import needs
+
+pytestmark = pytest.mark.reference
 
 DATA = Path(__file__).resolve().parents[1] / "data/mocap_robot"
 STEPS = 80
@@ -46,6 +49,7 @@ print(json.dumps(out))
 
 
 @pytest.fixture(scope="module")
+@needs("reference")
 def reference() -> dict:
     from metasim.metaworld.reference.simulator import MetaWorldRefError, ensure_venv
 

@@ -94,6 +94,7 @@ def test_bad_csv_exits_2_naming_file_and_column(tmp_path, capsys, text, expected
     assert err.count("\n") == 1  # one paragraph
 
 
+@pytest.mark.slow
 def test_bad_csv_through_the_console_script(tmp_path):
     csv = _write(tmp_path, "task,policy,sim_success,real_success\nlift,a,0.5,nope\n", "x.csv")
     proc = subprocess.run(

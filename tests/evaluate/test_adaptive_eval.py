@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 
 import pyarrow.parquet as pq
+import pytest
 
 from metasim.cli.main import main
 from metasim.stats import success_interval
+
+pytestmark = pytest.mark.slow
 
 
 def test_adaptive_stops_early_and_reports_savings(tmp_path):

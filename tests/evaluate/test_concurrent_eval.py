@@ -12,6 +12,9 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
+
+pytestmark = pytest.mark.slow
 
 # Enough episodes that the first run outlives the second one's start-up (imports, Hydra).
 N = 400

@@ -51,6 +51,7 @@ def _peak_until_first_episode(episodes: int, out: Path, monkeypatch) -> int:
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_memory_before_work_does_not_grow_with_episodes(tmp_path: Path, monkeypatch):
     small = _peak_until_first_episode(4, tmp_path / "small", monkeypatch)
     large = _peak_until_first_episode(MAX_EPISODES, tmp_path / "large", monkeypatch)

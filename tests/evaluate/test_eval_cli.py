@@ -50,6 +50,7 @@ def test_eval_writes_episodes_and_summary(tmp_path, capsys):
     assert "lift_cube" in printed and "95% CI" in printed
 
 
+@pytest.mark.slow
 def test_same_seed_same_results_whatever_num_envs(tmp_path):
     a = pq.read_table(_run(tmp_path, "a", "num_envs=3", "seed=4") / "episodes.parquet")
     b = pq.read_table(_run(tmp_path, "b", "num_envs=3", "seed=4") / "episodes.parquet")
@@ -93,6 +94,7 @@ def test_run_eval_api(tmp_path):
     assert (result.run_dir / "summary.json").is_file()
 
 
+@pytest.mark.slow
 def test_summary_has_aggregate_and_sensitivity(tmp_path):
     grid = tmp_path / "g.yaml"
     grid.write_text(

@@ -46,6 +46,7 @@ def test_eval_refuses_a_folder_that_is_not_a_run_folder(
     assert sorted(p.name for p in out.iterdir()) == sorted({r.split("/")[0] for r in files})
 
 
+@pytest.mark.slow
 def test_eval_into_an_empty_folder_then_resume_it(tmp_path: Path) -> None:
     out = tmp_path / "empty"
     out.mkdir()

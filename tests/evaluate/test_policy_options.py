@@ -113,6 +113,7 @@ def test_every_preset_states_a_registered_kind_and_composes_into_its_typed_model
     assert EvalConfig.model_validate(cfg.model_dump(mode="json")).rollout == cfg.rollout
 
 
+@pytest.mark.slow
 def test_options_are_typed_at_compose_time_not_later() -> None:
     cfg = compose(["policy=openvla_http", "policy.timeout_s=5", "policy.execute=2"])
     assert isinstance(cfg.policy, policy_kind("http").options)

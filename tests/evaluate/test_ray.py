@@ -13,6 +13,8 @@ import pytest
 from metasim.evaluate.config import compose
 from metasim.evaluate.runner import run_eval
 
+pytestmark = pytest.mark.slow
+
 ray = pytest.importorskip("ray", reason="the [ray] extra is not installed (CI installs it)")
 psutil = pytest.importorskip("psutil")
 

@@ -130,6 +130,7 @@ def test_readme_cluster_after_local_ray_run(short_tmp):
     assert _rows(short_tmp / "ray") == _local_rows(short_tmp)
 
 
+@pytest.mark.slow
 def test_wrong_token_is_one_paragraph_and_right_token_runs(short_tmp):
     t0 = time.monotonic()
     done = _run_sandboxed(WRONG_THEN_RIGHT, short_tmp, timeout=300)
@@ -143,6 +144,7 @@ def test_wrong_token_is_one_paragraph_and_right_token_runs(short_tmp):
     assert _rows(short_tmp / "ray") == _local_rows(short_tmp)
 
 
+@pytest.mark.slow
 def test_token_mode_without_a_token_is_one_paragraph(short_tmp):
     """RAY_AUTH_MODE=token with no token anywhere: Ray refuses before connecting."""
     script = "RAY_AUTH_MODE=token $EVAL suite.tasks=[lift_cube] episodes=1 out=$T/o 2>&1\n"

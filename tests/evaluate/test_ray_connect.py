@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("ray", reason="the [ray] extra is not installed (CI installs it)")
 
 REPO = Path(__file__).resolve().parents[2]

@@ -39,6 +39,8 @@ import pytest
 
 from metasim.cli.main import main
 
+pytestmark = pytest.mark.slow
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "reference_runs"
 RUNS = {
     "base": ["episodes=10"],

@@ -12,6 +12,9 @@ import time
 
 import duckdb
 import pyarrow.parquet as pq
+import pytest
+
+pytestmark = pytest.mark.slow
 
 ARGS = ["suite.tasks=[lift_cube,close_drawer]", "episodes=24", "num_envs=3", "seed=1"]
 COLS = ["task", "episode", "seed", "success", "progress", "steps", "error"]

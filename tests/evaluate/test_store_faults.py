@@ -96,6 +96,7 @@ def test_damaged_store_is_moved_aside_and_recovered(
     assert again["tasks"] == summary["tasks"]
 
 
+@pytest.mark.slow
 def test_damaged_store_without_parquet_says_nothing_survived(
     finished: Path, tmp_path: Path, capsys
 ) -> None:

@@ -65,6 +65,7 @@ def sql(capsys: pytest.CaptureFixture[str], base: Path, query: str) -> list[dict
     return list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
 
 
+@pytest.mark.reference
 def test_lists_every_run_with_its_manifest_fields(root: Path, capsys) -> None:
     rows, err = listing(capsys, root)
     by = {r["run"]: r for r in rows}
@@ -92,12 +93,14 @@ def test_lists_every_run_with_its_manifest_fields(root: Path, capsys) -> None:
     )
 
 
+@pytest.mark.reference
 def test_table_listing(root: Path, capsys) -> None:
     assert main(["runs", str(root)]) == 0
     text = capsys.readouterr().out
     assert "6 run folder(s)" in text and "libero_spatial" in text and "sweep/tt_grid" in text
 
 
+@pytest.mark.reference
 def test_sql_over_all_runs_episodes_and_manifests(root: Path, capsys) -> None:
     got = sql(
         capsys,
@@ -121,6 +124,7 @@ def test_sql_over_all_runs_episodes_and_manifests(root: Path, capsys) -> None:
     assert rows == [{"suites": "3"}]
 
 
+@pytest.mark.reference
 def test_never_writes_or_locks_a_run_folder(root: Path, capsys) -> None:
     """While a writer holds tt_expert's lock (as a running eval does), listing and
     querying work, list it as running, and leave every file as it was; the lock is
@@ -142,6 +146,7 @@ def test_never_writes_or_locks_a_run_folder(root: Path, capsys) -> None:
     assert changed == set() and set(after) == set(before)
 
 
+@pytest.mark.reference
 @pytest.mark.parametrize(
     "query, fragment",
     [

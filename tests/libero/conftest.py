@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from metasim.libero.reference.simulator import ReferenceSim, RefSimError, ensure_venv
+from tests.lanes import needs
 
 
 @pytest.fixture(scope="module")
+@needs("reference")
 def ref_python() -> Path:
     """The reference venv's python (built on first use)."""
     try:
@@ -22,6 +24,7 @@ def ref_python() -> Path:
 
 
 @pytest.fixture(scope="module")
+@needs("reference")
 def ref(ref_python: Path) -> Iterator[ReferenceSim]:
     """One reference worker process per test module."""
     with ReferenceSim(ref_python) as sim:

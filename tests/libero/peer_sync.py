@@ -4,7 +4,6 @@ touches anything (after a contact MuJoCo 3.17 and 4.0 part: test_observation_ins
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -25,12 +24,6 @@ ALL = [(s, i) for s in SUITES for i in range(10)]
 # same strict xfail as in test_observation_instant.py). Measured here: 32.7 dB agentview,
 # 26.3 dB wrist, with state, prompt and action path equal.
 BURNER = {("libero_10", 8)}
-
-
-def full_only(what: str) -> pytest.MarkDecorator:
-    """Skips unless METASIM_LIBERO_FULL is set (the full sweep of `what`)."""
-    reason = f"{what}; set METASIM_LIBERO_FULL=1 to run"
-    return pytest.mark.skipif(not os.environ.get("METASIM_LIBERO_FULL"), reason=reason)
 
 
 def every_task() -> list[object]:

@@ -159,6 +159,7 @@ def test_the_policy_is_first_asked_after_the_settle_steps(compiled: CompiledScen
     assert _FIRST_ACT[0] == 10  # asked only once the 10 settle steps have run
 
 
+@pytest.mark.slow
 def test_eval_suite_with_noop_runs_with_intervals(tmp_path: Path) -> None:
     """`metasim eval suite=libero policy=noop` on one task of the suite: the goal never
     holds while the robot holds still; the summary has Wilson intervals."""
@@ -184,6 +185,7 @@ def test_eval_suite_with_noop_runs_with_intervals(tmp_path: Path) -> None:
     assert row["errors"] == 0
 
 
+@pytest.mark.slow
 def test_bench_physics_runs_the_eval_loop_on_a_libero_task() -> None:
     """`metasim bench physics --scene libero:...` (metasim's side only: the reference's
     side is the reference simulator's own bench, exercised in test_reference.py)."""

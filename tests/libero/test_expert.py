@@ -34,6 +34,7 @@ def test_expert_solves_held_out_tasks(ref: str) -> None:
     assert _successes(ref, [7, 29]) == {7: True, 29: True}
 
 
+@pytest.mark.slow
 def test_expert_takes_the_bowl_out_of_the_drawer() -> None:
     """libero_spatial task 4 (the bowl in the cabinet's open top drawer), two init states
     from the held-out range 20-49 (the expert was tuned on 0-19) on which the expert

@@ -82,6 +82,7 @@ def test_the_option_takes_the_harnesses_the_draw_reproduces() -> None:
     assert get_args(FixtureDraw) == tuple(HARNESSES)
 
 
+@pytest.mark.reference
 @pytest.mark.slow
 def test_an_evals_episode_k_has_openpis_fixtures(ref: ReferenceSim) -> None:
     """With the option, `metasim eval`'s episode k runs with the fixture poses openpi's
@@ -145,6 +146,7 @@ def test_check_xcheck_passes_the_flag_through(capsys: pytest.CaptureFixture[str]
     assert capsys.readouterr().err.startswith("error: --fixture-draw: ")
 
 
+@pytest.mark.reference
 @pytest.mark.slow
 def test_xcheck_with_the_flag_pairs_openpis_episode(
     ref: ReferenceSim, tmp_path: Path, capsys: pytest.CaptureFixture[str]

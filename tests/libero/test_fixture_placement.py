@@ -96,6 +96,7 @@ def test_poses_span_libero_regions_and_nothing_more(compiled: CompiledScene) -> 
         assert np.all((yaw >= yaw_lo - 1e-12) & (yaw <= yaw_hi + 1e-12)), name
 
 
+@pytest.mark.reference
 @pytest.mark.slow
 def test_reference_resets_land_in_metasim_range(ref: ReferenceSim, compiled: CompiledScene) -> None:
     """Over six reference resets (env.seed(0) once, then resets as openpi's loop does),
@@ -127,6 +128,7 @@ def test_reference_resets_land_in_metasim_range(ref: ReferenceSim, compiled: Com
     assert np.all(ref_yaw <= ours_yaw.max(axis=0) + 1e-9), (ref_yaw, ours_yaw.max(axis=0))
 
 
+@pytest.mark.reference
 @pytest.mark.slow
 def test_parity_still_syncs_fixtures_to_the_reference(ref: ReferenceSim) -> None:
     """`place_fixtures` puts metasim's fixtures at the reference reset's own poses (not at

@@ -77,6 +77,7 @@ def test_only_the_contact_atom_flips_between_the_two_states(
     assert goal_holds(scene, pre) and not goal_holds(scene, post)
 
 
+@pytest.mark.reference
 @pytest.mark.slow
 def test_metasim_check_equals_libero_check_on_each_state(
     ref: ReferenceSim, scene: CompiledScene, states: dict[str, np.ndarray]

@@ -49,6 +49,7 @@ def _diff(ours: dict[str, tuple[np.ndarray, np.ndarray]], theirs: dict[str, np.n
     return max(float(np.abs(np.concatenate(ours[n]) - theirs[n]).max()) for n in ours)
 
 
+@pytest.mark.reference
 @pytest.mark.slow
 @pytest.mark.parametrize(("suite", "task"), TASKS, ids=[f"{s}-{i}" for s, i in TASKS])
 def test_openpis_loop_fixture_poses_equal_the_reference(
@@ -68,6 +69,7 @@ def test_openpis_loop_fixture_poses_equal_the_reference(
     assert worst <= TOL
 
 
+@pytest.mark.reference
 @pytest.mark.slow
 def test_a_loop_that_seeds_every_reset_equals_the_reference(ref: ReferenceSim) -> None:
     suite, task = TASKS[0]
@@ -100,6 +102,7 @@ def _env_episode_poses(
         env.close()
 
 
+@pytest.mark.reference
 @pytest.mark.slow
 def test_the_option_puts_metasims_episode_k_where_openpis_is(ref: ReferenceSim) -> None:
     """`load_task(..., fixture_draw="openpi")`: metasim's env at episode k has the fixtures

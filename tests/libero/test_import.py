@@ -2,14 +2,11 @@
 resets from init states 0 and 49 with the robot and every object where the init state
 puts them; its goal does not hold at init state 0.
 
-CI runs two tasks per suite; the full 130 (the other 120 are `slow` and need
-METASIM_LIBERO_FULL=1, since the default `pytest` run includes `slow` tests):
-    METASIM_LIBERO_FULL=1 .venv/bin/python -m pytest tests/libero/test_import.py
+The sample is two tasks per suite; the other 120 are in the sweep lane:
+    .venv/bin/python -m pytest -m sweep tests/libero/test_import.py
 """
 
 from __future__ import annotations
-
-import os
 
 import mujoco
 import numpy as np
@@ -67,12 +64,7 @@ def test_task_imports_compiles_and_resets(suite: str, index: int) -> None:
     check_task(suite, index)
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(
-    not os.environ.get("METASIM_LIBERO_FULL"),
-    reason="compiles all 130 LIBERO tasks (~10 min on 2 CPU cores); "
-    "set METASIM_LIBERO_FULL=1 to run",
-)
+@pytest.mark.sweep
 @pytest.mark.parametrize(("suite", "index"), [t for t in ALL if t not in SUBSET])
 def test_every_task_imports_compiles_and_resets(suite: str, index: int) -> None:
     check_task(suite, index)

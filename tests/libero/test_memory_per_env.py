@@ -69,6 +69,7 @@ def _check(one: int, sixteen: int) -> None:
     assert per_env <= MAX_PER_ENV, f"{per_env / mb:.1f} MB per added env"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cameras", ["state", "cameras"])
 def test_16_envs_share_the_model(cameras: str) -> None:
     rss = [_max_rss([BOUNDED, str(n), cameras, TASK]) for n in (1, 16)]

@@ -2,12 +2,11 @@
 and really stop `mjx.put_model`; a loading task really loads through the backend's path;
 docs/support_matrix.md agrees with the classifier for these tasks.
 
-The jitted step (minutes to compile, if at all) runs only with METASIM_MJX_FULL=1.
+The jitted step (minutes to compile, if at all) is in the `slow` lane.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import warnings
 
@@ -55,6 +54,7 @@ def test_doc_lists_all_130_tasks() -> None:
     assert all(r[3] in mm.STATUSES for r in rows.values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", [LOADING, WITH_STAND_IN])
 def test_a_loading_task_loads_through_the_backends_path(task: tuple[str, int]) -> None:
     row = mm.classify(*task)
@@ -95,6 +95,7 @@ def test_blocked_pairs_are_in_the_model_and_stop_put_model() -> None:
         support.put_model(compiled, cylinder_sides=0)
 
 
+@pytest.mark.slow
 def test_doc_blocked_rows_name_real_pairs() -> None:
     """The first blocked task of the doc: the classifier names the same type pairs with the
     same counts, and `mjx.put_model` really refuses its model."""
@@ -131,11 +132,6 @@ def test_step_bound_kills_a_compile_that_does_not_finish() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not os.environ.get("METASIM_MJX_FULL"),
-    reason="traces and compiles one mjx.step of a LIBERO task (minutes on 2 CPU cores); "
-    "set METASIM_MJX_FULL=1 to run",
-)
 def test_one_jitted_step_traces_then_steps_or_times_out() -> None:
     """The bounded step end to end: the child traces, and either compiles and steps to a
     finite state or is stopped by the bound (the doc reports which)."""

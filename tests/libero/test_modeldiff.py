@@ -5,7 +5,6 @@ when the reference venv cannot be built."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -63,6 +62,7 @@ def test_docs_table_mirrors_the_listed_differences() -> None:
     assert _docs_table() == listed
 
 
+@pytest.mark.reference
 @pytest.mark.parametrize(("suite", "task"), CI_TASKS)
 def test_no_unlisted_difference_and_dropped_damping_is_caught(
     ref: ReferenceSim, suite: str, task: int
@@ -86,6 +86,7 @@ def test_no_unlisted_difference_and_dropped_damping_is_caught(
     assert all(d.metasim == [0.0] and d.reference == [0.0005] for d in unlisted)
 
 
+@pytest.mark.reference
 @pytest.mark.slow  # a worker of its own (the CLI starts one): ~20 s more
 def test_cli_exit_1_lists_an_unlisted_difference_in_json(
     ref_python: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -117,6 +118,7 @@ def test_bad_arguments_exit_2_with_one_paragraph(
     assert err.startswith(f"error: {field}:") and "\n" not in err and "Traceback" not in err
 
 
+@pytest.mark.reference
 @pytest.mark.slow
 @pytest.mark.parametrize(("suite", "task"), SLOW_TASKS)
 def test_ten_tasks_have_no_unlisted_difference(ref: ReferenceSim, suite: str, task: int) -> None:
@@ -133,12 +135,8 @@ REST = [
 ]
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(
-    not os.environ.get("METASIM_LIBERO_FULL"),
-    reason="diffs the other 118 LIBERO tasks against the reference (~20 min on 2 CPU "
-    "cores); set METASIM_LIBERO_FULL=1 to run",
-)
+@pytest.mark.reference
+@pytest.mark.sweep
 @pytest.mark.parametrize(("suite", "task"), REST)
 def test_every_other_task_has_no_unlisted_difference(
     ref: ReferenceSim, suite: str, task: int

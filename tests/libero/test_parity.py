@@ -21,6 +21,7 @@ from metasim.libero.reference.simulator import ReferenceSim
 from metasim.reference import images
 
 
+@pytest.mark.reference
 def test_cli_json_meets_the_targets_on_a_floor_task(
     ref_python: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -52,6 +53,7 @@ def test_cli_json_meets_the_targets_on_a_floor_task(
         assert images.psnr(ours, turned) < s["psnr_db"] - 5.0
 
 
+@pytest.mark.reference
 @pytest.mark.slow
 def test_kitchen_task_end_effector_and_first_frame(ref: ReferenceSim) -> None:
     """libero_90 task 12 (a kitchen scene), init 31, 30 steps, through the library."""

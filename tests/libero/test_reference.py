@@ -17,6 +17,8 @@ from metasim.libero.checks.parity import smooth_actions
 from metasim.libero.importer import paths
 from metasim.libero.reference.simulator import ReferenceSim
 
+pytestmark = pytest.mark.reference
+
 SITE = "gripper0_grip_site"
 ARM = [f"robot0_joint{i}" for i in range(1, 8)]
 GRIPPER = ["gripper0_gripper_finger_joint1", "gripper0_gripper_finger_joint2"]

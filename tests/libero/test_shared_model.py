@@ -72,6 +72,7 @@ def test_twin_differs_only_in_textures(compiled: CompiledScene) -> None:
     assert mujoco.mj_sizeModel(twin) < 0.4 * mujoco.mj_sizeModel(compiled.model)
 
 
+@pytest.mark.slow
 def test_shared_model_steps_as_per_env_copies(compiled: CompiledScene) -> None:
     pristine = {k: v.copy() for k, v in _arrays(compiled.model).items()}
     actions = _actions(len(EPISODES))

@@ -14,6 +14,8 @@ from metasim.libero.importer.scene import load_task
 from metasim.libero.reference.simulator import ReferenceSim
 from metasim.scene.compile import compile_scene
 
+pytestmark = pytest.mark.reference
+
 HOLD = np.array([0, 0, 0, 0, 0, 0, -1.0])  # LIBERO's settle action: still, gripper open
 
 

@@ -5,17 +5,17 @@ to native MuJoCo from the same episodes: after 10 control steps of settle action
 pose, gripper opening) the end effector within 0.1 mm and every object within 1 mm, and
 the observed end effector (at LIBERO's observation instant) within 0.1 mm too.
 
-CI runs two tasks of other suites than the parity tests (tests/sim/test_warp_device.py);
-all 130 behind METASIM_LIBERO_FULL=1 (nightly: ~1 min per task on 2 CPU cores, the first
-cold kernel compile several minutes).
+The sample is three tasks of other suites than the parity tests
+(tests/sim/test_warp_device.py); all 130 in the sweep lane (`-m sweep`; ~1 min per task
+on 2 CPU cores, the first cold kernel compile several minutes).
 """
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
+
+from tests import lanes
 
 pytest.importorskip("mujoco_warp", reason="the warp extra (mujoco-warp) is not installed")
 pytest.importorskip("libero", reason="the libero extra is not installed")
@@ -37,7 +37,7 @@ pytestmark = pytest.mark.slow
 # Warp's primitive box-box (`support.put_model` sets it) they agree within 0.21 mm.
 CI = ["libero:libero_90/14", "libero:libero_object/5", "libero:libero_spatial/5"]
 ALL = [f"libero:{s}/{i}" for s in paths.LIBERO_SUITES for i in range(len(paths.suite_tasks(s)))]
-TASKS = ALL if os.environ.get("METASIM_LIBERO_FULL") else CI
+TASKS = lanes.sampled(ALL, CI)
 EPISODES = [3, 41]  # init states 3 and 41
 
 

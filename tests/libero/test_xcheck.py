@@ -38,6 +38,7 @@ def spatial(ref: ReferenceSim) -> dict[str, Any]:
     return ref.load(SUITE, TASK, cameras=False)
 
 
+@pytest.mark.slow
 def test_hook_reports_exactly_the_applied_actions() -> None:
     """Two episodes on two env slots with runtime action noise: per episode, the hook's
     actions are the ones the env's controller received (spied on the real controller),
@@ -78,6 +79,7 @@ def test_hook_reports_exactly_the_applied_actions() -> None:
         assert np.abs(settle[:, :6]).max() > 0.0  # the noise is in: these were applied
 
 
+@pytest.mark.reference
 def test_set_state_round_trips(ref: ReferenceSim, spatial: dict[str, Any]) -> None:
     states = libero_scene.load_task(f"libero:{SUITE}/{TASK}").init_states
     nq = spatial["nq"]
@@ -108,6 +110,7 @@ def _bowl_on_plate(compiled: Any, data: mujoco.MjData) -> None:
     mujoco.mj_forward(m, data)
 
 
+@pytest.mark.reference
 def test_goal_check_agrees_with_metasims_predicates(
     ref: ReferenceSim, spatial: dict[str, Any]
 ) -> None:
@@ -165,6 +168,7 @@ def test_object_fate_and_classify() -> None:
     assert classify(ep, rep) == "agree"  # both failed within the recorded actions
 
 
+@pytest.mark.reference
 def test_xcheck_one_task_one_init_end_to_end(
     ref: ReferenceSim, spatial: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -193,6 +197,7 @@ def test_xcheck_one_task_one_init_end_to_end(
     assert len((tmp_path / JSONL).read_text().splitlines()) == 2
 
 
+@pytest.mark.slow
 def test_recorded_start_is_metasims_reset() -> None:
     """The start record is metasim's state after its reset: init state k in LIBERO's
     layout, and the fixtures' poses the episode ran with (drawn from its seed as LIBERO's

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from metasim.metaworld.reference.simulator import MetaWorldRef, MetaWorldRefError, ensure_venv
+from tests.lanes import needs
 
 
 @pytest.fixture(scope="module")
+@needs("reference")
 def mw_python() -> Path:
     """The reference venv's python (built on first use)."""
     try:
@@ -22,6 +24,7 @@ def mw_python() -> Path:
 
 
 @pytest.fixture(scope="module")
+@needs("reference")
 def mw_ref(mw_python: Path) -> Iterator[MetaWorldRef]:
     """One reference worker process per test module."""
     with MetaWorldRef(mw_python) as ref:

@@ -17,6 +17,8 @@ import pytest
 
 from metasim.cli.main import main
 
+pytestmark = [pytest.mark.reference, pytest.mark.learned]
+
 pytest.importorskip("lerobot")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 

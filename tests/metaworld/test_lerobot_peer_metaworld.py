@@ -13,12 +13,11 @@ string equal to LeRobot's task description; per step: the array each env takes f
 same policy action equal (exactly), and the command it sets (the mocap target, the
 gripper ctrl) equal.
 
-CI runs three MT10 tasks; all ten with METASIM_METAWORLD_FULL=1.
+The reference lane runs three MT10 tasks; the sweep lane all ten.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -37,6 +36,9 @@ from metasim.reference.images import psnr
 from metasim.reference.parity import PSNR_CAP
 from metasim.scene.compile import ROBOT_PREFIX
 from metasim.scene.sources import compile_task
+from tests.lanes import needs
+
+pytestmark = pytest.mark.reference
 
 pytest.importorskip("lerobot")  # metasim's side reads LeRobot's task descriptions
 
@@ -60,6 +62,7 @@ TOUCHING = {"drawer-close-v3"}
 
 
 @pytest.fixture(scope="module")
+@needs("reference")
 def peer(mw_python: object) -> Iterator[LeRobotMetaworldPeer]:
     try:
         layer = peerlayer.ensure_layer()
@@ -173,11 +176,7 @@ def test_lerobot_metaworld_preset_equals_lerobots_metaworld_env(
     _check(peer, task)
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(
-    not os.environ.get("METASIM_METAWORLD_FULL"),
-    reason="all ten MT10 tasks through LeRobot's env; set METASIM_METAWORLD_FULL=1 to run",
-)
+@pytest.mark.sweep
 @pytest.mark.parametrize("task", MT10)
 def test_every_mt10_task_equals_lerobots_metaworld_env(
     peer: LeRobotMetaworldPeer, task: str

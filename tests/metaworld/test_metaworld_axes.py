@@ -18,6 +18,8 @@ from metasim.perturb.grid import Grid, apply_cell, check_grid, expand
 from metasim.scene.compile import compile_scene
 from metasim.scene.schema import Scene
 
+pytestmark = pytest.mark.reference
+
 TASK = "pick-place-v3"
 
 # Axis -> an off-nominal level that changes something on a Meta-World scene, and what

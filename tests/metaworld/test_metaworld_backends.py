@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +32,13 @@ from metasim.scene.compile import compile_scene
 from metasim.scene.schema import Scene
 from metasim.sim import get_backend
 from metasim.sim.base import UnsupportedScene
+from tests import lanes
 
 SOURCE = MetaworldSource()
 MT10 = [r.rpartition("/")[2] for r in SOURCE.suites()["metaworld_mt10"]]
 
 
+@pytest.mark.reference
 def test_mjx_matrix_on_mt10() -> None:
     """MT10's drawer-open, drawer-close and peg-insert-side run on MJX; the other seven
     need cylinder stand-ins (prisms: meshes) that meet the Sawyer's fingers, whose boxes
@@ -54,6 +55,7 @@ def test_mjx_matrix_on_mt10() -> None:
     assert not rows["drawer-open-v3"].stand_ins and not rows["drawer-open-v3"].blocking
 
 
+@pytest.mark.reference
 def test_mjx_refuses_a_task_it_cannot_collide_naming_the_geoms() -> None:
     compiled = compile_scene(Scene.model_validate(scene_dict("reach-v3", states=False)))
     with pytest.raises(UnsupportedScene) as err:
@@ -84,6 +86,7 @@ def _frames(backend: str, num_envs: int, steps: int) -> np.ndarray:
     return _frames_of(compiled, backend, num_envs, steps)
 
 
+@pytest.mark.reference
 @pytest.mark.slow
 def test_mjx_follows_native_on_drawer_open(mw_python: Path) -> None:
     """40 env steps (200 physics steps) of random mocap motion: the tool centre and the
@@ -97,6 +100,7 @@ def test_mjx_follows_native_on_drawer_open(mw_python: Path) -> None:
     np.testing.assert_allclose(mjx[:, :, 4:7], native[:, :, 4:7], rtol=0, atol=1e-9)
 
 
+@pytest.mark.reference
 def test_bench_hook_reports_metasim_and_the_package(mw_python: Path) -> None:
     out = SOURCE.bench("metaworld:reach-v3", [1, 2], 20)
     assert out["scene"] == "metaworld:reach-v3" and out["steps"] == 20
@@ -106,6 +110,7 @@ def test_bench_hook_reports_metasim_and_the_package(mw_python: Path) -> None:
         assert out["ratio"][n] == pytest.approx(rate / out["reference"], rel=0.02, abs=0.01)
 
 
+@pytest.mark.reference
 @pytest.mark.slow
 def test_meta_world_runs_on_warp(mw_python: Path) -> None:
     """drawer-open on the warp backend, whose episodes place the drawer per episode (a
@@ -135,6 +140,7 @@ def test_meta_world_runs_on_warp(mw_python: Path) -> None:
     assert 1e-4 < np.abs(warp_term[:, :, :3] - legacy[:, :, :3]).max() < 1e-3
 
 
+@pytest.mark.reference
 def test_bench_physics_on_another_backend_is_not_the_source_bench(
     mw_python: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -153,15 +159,14 @@ def test_bench_physics_on_another_backend_is_not_the_source_bench(
 
 
 MT50 = list(SOURCE.suites()["metaworld_mt50"])
-WARP_STEP_TASKS = (
-    MT50 if os.environ.get("METASIM_METAWORLD_FULL") == "1" else ["metaworld:plate-slide-v3"]
-)
+WARP_STEP_TASKS = lanes.sampled(MT50, ["metaworld:plate-slide-v3"])
 
 
+@pytest.mark.reference
 @pytest.mark.slow
 @pytest.mark.parametrize("ref", WARP_STEP_TASKS)
 def test_task_resets_and_steps_on_warp(mw_python: Path, ref: str) -> None:
-    """Every MT50 task (METASIM_METAWORLD_FULL=1; CI: plate-slide, whose fingers meet
+    """Every MT50 task (the sweep lane; the sample: plate-slide, whose fingers meet
     meshes with their 1 mm margin, which MJX refuses) resets its variations and steps on
     warp, and its objects start where native MuJoCo puts them."""
     compiled = compile_scene(SOURCE.load(ref))
@@ -170,14 +175,13 @@ def test_task_resets_and_steps_on_warp(mw_python: Path, ref: str) -> None:
     np.testing.assert_allclose(frames["warp"][0], frames["mujoco"][0], rtol=0, atol=1e-5)
 
 
-# random (task, variation, seed) draws, not tuned on: CI one, the full flag eight more
+# random (task, variation, seed) draws, not tuned on: the first one, the sweep eight more
 _rng = np.random.default_rng(1127)
-PARITY_CASES = [
-    (str(MT50[int(_rng.integers(len(MT50)))]), int(_rng.integers(50)), i)
-    for i in range(9 if os.environ.get("METASIM_METAWORLD_FULL") == "1" else 1)
-]
+_DRAWS = [(str(MT50[int(_rng.integers(len(MT50)))]), int(_rng.integers(50)), i) for i in range(9)]
+PARITY_CASES = lanes.sampled(_DRAWS, _DRAWS[:1], ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}")
 
 
+@pytest.mark.reference
 @pytest.mark.slow
 @pytest.mark.parametrize(("ref", "episode", "seed"), PARITY_CASES)
 def test_warp_trajectory_parity_with_native(

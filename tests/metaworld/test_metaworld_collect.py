@@ -19,6 +19,7 @@ pytest.importorskip("lerobot")
 TASK, CAMERA, SIZE = "reach-v3", "corner4", 32
 
 
+@pytest.mark.reference
 def test_collects_a_metaworld_dataset_lerobot_loads(mw_python: Path, tmp_path: Path) -> None:
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
@@ -66,6 +67,7 @@ def lerobot_mw(mw_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     return _collect_drawer_close(tmp_path_factory.mktemp("mw") / "mw-lerobot")
 
 
+@pytest.mark.reference
 def test_record_lerobot_metaworld_is_lerobots_own_format(lerobot_mw: Path) -> None:
     """`record=lerobot_metaworld` writes LeRobot's Meta-World format: the policy features
     LeRobot derives from the dataset are the ones it derives from its own Meta-World env
@@ -97,6 +99,7 @@ def test_record_lerobot_metaworld_is_lerobots_own_format(lerobot_mw: Path) -> No
     assert abs(state[0, 2] - 0.2) < 0.1  # Meta-World's hand starts ~0.2 m above the table
 
 
+@pytest.mark.reference
 def test_record_image_size_is_what_the_policys_own_resize_computes(
     lerobot_mw: Path, tmp_path: Path
 ) -> None:

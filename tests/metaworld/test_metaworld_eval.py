@@ -12,7 +12,6 @@ interval. The full MT50 x 10 table is docs/metaworld_log.md's ("metasim vs the p
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +35,7 @@ def _metasim(tasks: list[compare.TaskRef], episodes: int, out: Path, num_envs: i
     return outcomes
 
 
+@pytest.mark.reference
 def test_the_expert_matches_the_package_to_the_step(tmp_path: Path, mw_ref: MetaWorldRef) -> None:
     tasks = _mt10(STEP_EXACT)
     ours = _metasim(tasks, 2, tmp_path / "run", num_envs=2)
@@ -75,6 +75,7 @@ def _the_same_through_the_cli(run: Path, package: Path) -> None:
     )
 
 
+@pytest.mark.reference
 def test_an_episode_starts_from_its_variation_in_any_slot() -> None:
     """Episode k starts from variation k whichever slot of however many envs runs it."""
     compiled = compile_task("metaworld:MT10/push-v3")
@@ -96,6 +97,7 @@ def test_an_episode_starts_from_its_variation_in_any_slot() -> None:
     np.testing.assert_array_equal(shuffled, alone[[2, 0, 3, 1]])
 
 
+@pytest.mark.reference
 def test_outcomes_do_not_depend_on_num_envs(tmp_path: Path) -> None:
     """The same episodes of one task with 1 and with 4 envs: identical outcomes and steps."""
     tasks = _mt10(["reach-v3"])
@@ -115,6 +117,7 @@ def test_bad_input_is_named() -> None:
     assert exc.value.code == 2
 
 
+@pytest.mark.reference
 @pytest.mark.slow
 def test_mt10_agrees_with_the_package_within_the_interval(
     tmp_path: Path, mw_ref: MetaWorldRef
@@ -163,6 +166,7 @@ def test_package_file_is_read_back_only_for_its_key(tmp_path: Path) -> None:
 ML_HIDDEN = ["metaworld:ML1-test/hand-insert-v3", "metaworld:ML1-test/box-close-v3"]
 
 
+@pytest.mark.reference
 def test_ml_tasks_hide_the_goal_as_the_package_does(mw_ref: MetaWorldRef) -> None:
     """An ML benchmark's task (ML1 test: the package builds it fastest) hides the goal
     exactly as the package's `partially_observable` env: `metaworld_goal` and the 39-D
@@ -200,6 +204,7 @@ def test_ml_tasks_hide_the_goal_as_the_package_does(mw_ref: MetaWorldRef) -> Non
         np.testing.assert_allclose(ours[0], theirs[0], atol=1e-9, rtol=0)
 
 
+@pytest.mark.reference
 def test_ml_tasks_run_both_sides_alike(tmp_path: Path, mw_ref: MetaWorldRef) -> None:
     """`metaworld-compare` of ML tasks: the expert sees the goal hidden on both sides, so
     the tasks the package's expert fails without the goal fail in metasim too (it
@@ -214,20 +219,28 @@ def test_ml_tasks_run_both_sides_alike(tmp_path: Path, mw_ref: MetaWorldRef) -> 
 
 # MT10 x 10 on warp (`metasim metaworld-compare --backend warp`, docs/support_matrix.md):
 # 100/100 outcomes equal the package's, 77 of the 99 successes at the same step.
-WARP_TASKS = ["reach-v3", "drawer-open-v3"] + (
-    [t.task for t in compare.suite_tasks("metaworld_mt10")]
-    if os.environ.get("METASIM_METAWORLD_FULL")
-    else []
-)
+WARP_TASKS = ["reach-v3", "drawer-open-v3"]
 
 
+@pytest.mark.reference
 @pytest.mark.slow
-def test_warp_outcomes_agree_with_the_package(tmp_path: Path, mw_ref: MetaWorldRef) -> None:
+@pytest.mark.parametrize(
+    "names",
+    [
+        pytest.param(WARP_TASKS, id="sample"),
+        pytest.param(None, marks=pytest.mark.sweep, id="mt10"),
+    ],
+)
+def test_warp_outcomes_agree_with_the_package(
+    tmp_path: Path, mw_ref: MetaWorldRef, names: list[str] | None
+) -> None:
     """The expert on the warp backend (MuJoCo Warp on the CPU device; the weld rows
     without the J̇v term, as the package's MuJoCo 3.3.0) reaches the package's outcome in
-    every episode, and the run's manifest states the backend's fidelity. CI: reach and
-    drawer-open, 2 episodes; METASIM_METAWORLD_FULL=1: all of MT10."""
-    tasks = _mt10(sorted(set(WARP_TASKS)))
+    every episode, and the run's manifest states the backend's fidelity. The sample: reach
+    and drawer-open, 2 episodes; the sweep lane: all of MT10."""
+    if names is None:
+        names = [t.task for t in compare.suite_tasks("metaworld_mt10")]
+    tasks = _mt10(sorted(set(names)))
     run = compare.run_metasim(tasks, 2, tmp_path / "run", num_envs=2, backend="warp")
     _, ours = compare.run_outcomes(run)
     rows = compare.compare(tasks, ours, compare.package_table(mw_ref, tasks, 2), 2)
@@ -244,10 +257,8 @@ def test_warp_outcomes_agree_with_the_package(tmp_path: Path, mw_ref: MetaWorldR
 BOX_BOX = {"shelf-place-v3"}
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(
-    not os.environ.get("METASIM_METAWORLD_FULL"), reason="MT50 x 10 on warp: ~50 min (full flag)"
-)
+@pytest.mark.reference
+@pytest.mark.sweep  # MT50 x 10 on warp: ~50 min
 def test_warp_mt50_within_the_package_interval(tmp_path: Path, mw_ref: MetaWorldRef) -> None:
     """MT50 x 10 with the expert on warp: every task's success within its paired interval
     of the package's, but the box-box task, where warp gives native metasim's outcomes

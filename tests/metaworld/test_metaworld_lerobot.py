@@ -38,6 +38,7 @@ def test_the_preset_declares_lerobots_conventions() -> None:
     assert spec.state == {"observation.state": ["metaworld_agent_pos"]}
 
 
+@pytest.mark.reference
 def test_corner4_is_lerobots_corner2() -> None:
     """LeRobot moves corner2 (camera 2 of every task) to (0.75, 0.075, 0.7): the package's
     own corner4, which has corner2's orientation and field of view."""
@@ -66,6 +67,7 @@ def lerobot_batch() -> dict[str, np.ndarray]:
         env.close()
 
 
+@pytest.mark.reference
 def test_the_preset_feeds_what_lerobots_env_feeds(
     lerobot_batch: dict[str, np.ndarray], mw_ref: MetaWorldRef
 ) -> None:
@@ -98,6 +100,7 @@ def test_lerobots_task_descriptions_are_read_from_lerobot() -> None:
         task_description("no-such-v3")
 
 
+@pytest.mark.reference
 def test_the_preset_sends_lerobots_description_as_the_task() -> None:
     """`task_text` of the preset: the scene's own instruction becomes LeRobot's
     description of the task (what LeRobot's MetaworldEnv sends); a perturbed instruction
@@ -114,6 +117,7 @@ def test_the_preset_sends_lerobots_description_as_the_task() -> None:
         load_task_text("metasim.metaworld.lerobot_tasks:no_such_function")
 
 
+@pytest.mark.reference
 @pytest.mark.parametrize("task", ["window-open-v3", "drawer-open-v3"])
 def test_the_first_state_is_the_packages_reset_observation(mw_ref: MetaWorldRef, task: str) -> None:
     """In the 7 tasks whose reset observation the package reads before the reset's last

@@ -13,6 +13,8 @@ from metasim.metaworld.reference import init_states as ref_states
 from metasim.metaworld.reference.simulator import VENV, MetaWorldRef, MetaWorldRefError
 from metasim.metaworld.reference.sweep import reset_changes, reset_markdown
 
+pytestmark = pytest.mark.reference
+
 PACKAGE = VENV / "lib" / "python3.11" / "site-packages" / "metaworld"
 
 

@@ -34,6 +34,7 @@ def _assert_targets(pair: dict) -> None:
     assert pair["psnr_db"] >= PSNR_TARGET_DB, pair
 
 
+@pytest.mark.reference
 def test_two_pairs_meet_the_targets_and_name_the_contact(mw_ref: MetaWorldRef) -> None:
     s = run_parity(2, CI_SEED, CI_TASKS, benchmark="MT1", size=96, ref=mw_ref)
     assert s["ok"] and len(s["pairs"]) == 2
@@ -121,6 +122,7 @@ def test_ten_pairs_as_documented(capsys: pytest.CaptureFixture[str]) -> None:
     assert parted  # plate-slide-v3 variation 8: at step 29, after the claw touches the puck
 
 
+@pytest.mark.reference
 def test_the_weld_steps_as_mujoco_3_3_without_the_jdotv_term(mw_ref: MetaWorldRef) -> None:
     """The control experiment behind `physics.equality_jdotv: false`: reach-v3 (MT1
     variation 2) under 100 smooth random actions, the package's XML run raw in MuJoCo 4
@@ -160,6 +162,7 @@ def test_the_jdotv_switch_needs_a_split_step() -> None:
         PhysicsSpec(integrator="rk4", equality_jdotv=False)
 
 
+@pytest.mark.reference
 def test_reset_writes_mujoco_ignores_are_not_carried() -> None:
     """basketball-v3's and sweep-v3's `goal` site sits at its body's origin (sameframe):
     the package's reset writes its site_pos and MuJoCo ignores it there, so the import
@@ -171,6 +174,7 @@ def test_reset_writes_mujoco_ignores_are_not_carried() -> None:
     assert ("site_pos", "goal") not in ignored_writes("reach-v3")
 
 
+@pytest.mark.reference
 def test_the_control_blames_the_import_when_metasim_leaves_it(
     mw_ref: MetaWorldRef, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -192,6 +196,7 @@ def test_the_control_blames_the_import_when_metasim_leaves_it(
     assert r.cause().startswith("import: metasim leaves the raw-XML MuJoCo 4 run at step")
 
 
+@pytest.mark.reference
 def test_modeldiff_lists_every_field_with_its_reason(
     mw_python: object, mw_ref: MetaWorldRef
 ) -> None:

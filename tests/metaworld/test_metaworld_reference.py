@@ -9,6 +9,8 @@ import pytest
 from metasim.metaworld.reference.simulator import MetaWorldRef, MetaWorldRefError
 from metasim.metaworld.reference.sweep import expert_sweep, markdown
 
+pytestmark = pytest.mark.reference
+
 MT10 = ["reach-v3", "push-v3", "pick-place-v3", "door-open-v3", "drawer-open-v3"]
 
 

@@ -83,6 +83,7 @@ def test_every_mt50_task_has_success_and_observation() -> None:
     assert {n for n, _ in SUCCESS.registered()} == tasks == set(OBJECTS) == set(GOAL_SPACE)
 
 
+@pytest.mark.reference
 def test_ci_tasks_match_the_reference(ci_probe) -> None:
     metas, arrays = ci_probe
     table = check_episodes(metas, arrays)
@@ -93,12 +94,14 @@ def test_ci_tasks_match_the_reference(ci_probe) -> None:
     assert all(row[1] < row[0] for row in table.values()), table
 
 
+@pytest.mark.reference
 def test_raw_package_xml_reads_with_an_empty_prefix(ci_probe) -> None:
     metas, arrays = ci_probe
     table = check_episodes([m for m in metas if m["task"] == "stick-push-v3"], arrays, "")
     assert table["stick-push-v3"][1] > 0
 
 
+@pytest.mark.reference
 @pytest.mark.parametrize("task", ["door-open-v3", "faucet-open-v3"])
 def test_prev_frames_follow_an_episode_as_the_package_does(ci_probe, task: str) -> None:
     """PrevFrames, one env stepped row by row, reproduces the package's observations:
@@ -135,6 +138,7 @@ def _row_states(meta: dict, arrays: dict) -> list[MwState]:
     ]
 
 
+@pytest.mark.reference
 @pytest.mark.parametrize("task", ["door-open-v3", "stick-pull-v3"])
 def test_a_row_alone_gives_the_same_bits_as_in_a_batch(ci_probe, task: str) -> None:
     """An env's observation and success do not depend on which envs share its batch (an
@@ -150,6 +154,7 @@ def test_a_row_alone_gives_the_same_bits_as_in_a_batch(ci_probe, task: str) -> N
     assert np.array_equal(success(task, batch), np.concatenate([success(task, s) for s in singles]))
 
 
+@pytest.mark.reference
 def test_partially_observable_zeroes_only_the_goal(ci_probe) -> None:
     metas, arrays = ci_probe
     meta = next(m for m in metas if m["task"] == "hammer-v3")
@@ -160,6 +165,7 @@ def test_partially_observable_zeroes_only_the_goal(ci_probe) -> None:
     np.testing.assert_array_equal(hidden[:, :36], shown[:, :36])
 
 
+@pytest.mark.reference
 def test_stick_start_is_the_reset_state(ci_probe) -> None:
     """stick-push's `stick_init_pos` is the stick body's position in the episode's first
     kinematics (what `MwState.init` carries)."""
@@ -169,6 +175,7 @@ def test_stick_start_is_the_reset_state(ci_probe) -> None:
         np.testing.assert_allclose(first.body_pos("stick")[0], meta["stick_init_pos"], atol=1e-12)
 
 
+@pytest.mark.reference
 def test_stick_push_refuses_a_state_without_contacts(ci_probe) -> None:
     metas, arrays = ci_probe
     meta = next(m for m in metas if m["task"] == "stick-push-v3")
@@ -179,6 +186,7 @@ def test_stick_push_refuses_a_state_without_contacts(ci_probe) -> None:
     assert not success("stick-push-v3", no_grasp)[0]
 
 
+@pytest.mark.reference
 def test_unknown_names_are_refused_clearly(ci_probe) -> None:
     metas, arrays = ci_probe
     state = _row_states(next(m for m in metas if m["task"] == "hammer-v3"), arrays)[0]
@@ -203,6 +211,7 @@ def test_xyzw_follows_scipy_sign_convention() -> None:
     assert np.all(xyzw_from_mat(np.eye(3)[None]) == [0.0, 0.0, 0.0, 1.0])
 
 
+@pytest.mark.reference
 @pytest.mark.slow
 def test_all_50_tasks_match_the_reference(mw_python: Path, tmp_path: Path) -> None:
     run_probe(mw_python, tmp_path, "all", episodes=3, steps=250)

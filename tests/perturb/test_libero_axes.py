@@ -75,6 +75,7 @@ def test_nominal_cell_is_the_imported_scene() -> None:
         assert s.model_dump() != _task().scene.model_dump() or n != RuntimeNoise(), cell
 
 
+@pytest.mark.slow
 def test_lights_are_the_arena_s_and_the_light_axis_reaches_them() -> None:
     compiled, frame = _nominal()
     names = [compiled.model.light(i).name for i in range(compiled.model.nlight)]
@@ -179,6 +180,7 @@ def test_object_shift_moves_the_recorded_positions() -> None:
     assert np.all(np.abs(dx - 0.1) <= 0.01 + 1e-12) and np.ptp(dx) > 0
 
 
+@pytest.mark.slow
 def test_sensor_noise_reaches_the_camera_observation() -> None:
     compiled, _ = _nominal()
     frames = []

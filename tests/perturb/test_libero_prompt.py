@@ -102,6 +102,7 @@ def _check(prompts: list[str], allowed: set[str], bad: set[str]) -> None:
         assert "_" not in p, p
 
 
+@pytest.mark.slow
 def test_prompt_of_a_lan_task_is_its_language_in_every_language_cell(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -116,6 +117,7 @@ def test_prompt_of_a_lan_task_is_its_language_in_every_language_cell(
     assert _expected(ref).replace(" ", "_") != paths.suite_tasks("libero_goal_lan")[1]
 
 
+@pytest.mark.slow
 def test_task_text_sends_the_bddl_language_in_every_language_cell(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -132,12 +134,7 @@ def test_task_text_sends_the_bddl_language_in_every_language_cell(
     assert sorted(prompts) == sorted(t.replace("{instruction}", bddl) for t in levels)
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(
-    not os.environ.get("METASIM_LIBERO_FULL"),
-    reason="every libero_plus cell on two tasks (~5 min on 2 CPU cores); "
-    "set METASIM_LIBERO_FULL=1 to run (the language cells run by default above)",
-)
+@pytest.mark.sweep
 def test_prompt_in_every_cell_of_libero_plus(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -122,6 +122,7 @@ def test_garbage_answers_fail_their_episodes_after_retries(lift_scene, fault, re
     assert all("after 2 attempts" in r.error for r in records)
 
 
+@pytest.mark.slow
 def test_slow_server_times_out_and_the_retry_recovers(lift_scene):
     # the 5th call of each session sleeps past the timeout: the client gives up after
     # 1 s, reconnects (a new session, which learns the scene again) and goes on
@@ -132,6 +133,7 @@ def test_slow_server_times_out_and_the_retry_recovers(lift_scene):
     assert sum(r.success for r in records) >= 3
 
 
+@pytest.mark.slow
 def test_slow_server_without_retries_fails_the_episode_with_a_timeout(lift_scene):
     with serve_faulty("slow") as server:
         records, took = run(lift_scene, server.port, retries=0, timeout_s=1.0)
@@ -153,6 +155,7 @@ def test_server_crashing_mid_episode_is_recorded_with_its_traceback(lift_scene):
     assert all(r.error is None for r in records), [r.error for r in records]
 
 
+@pytest.mark.slow
 def test_server_closing_the_socket(lift_scene):
     """A double that answers 3 requests per connection, then closes the socket."""
     ready = threading.Event()

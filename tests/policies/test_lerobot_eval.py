@@ -26,6 +26,7 @@ def act_ckpt(tmp_path_factory) -> Path:
     )
 
 
+@pytest.mark.slow
 def test_metasim_eval_runs_a_lerobot_checkpoint(act_ckpt: Path, tmp_path: Path):
     out = tmp_path / "run"
     done = subprocess.run(
@@ -58,6 +59,7 @@ def test_metasim_eval_runs_a_lerobot_checkpoint(act_ckpt: Path, tmp_path: Path):
     assert manifest["checkpoint"] == {"path": str(act_ckpt), "sha256": tree_sha256(act_ckpt)}
 
 
+@pytest.mark.slow
 def test_chunks_are_executed_n_action_steps_at_a_time(act_ckpt: Path, lift_scene):
     from metasim.policies import lerobot_policy
 

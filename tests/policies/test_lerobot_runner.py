@@ -83,6 +83,7 @@ def linked_copy(src: Path, dst: Path, *, skip: str = "") -> Path:
     return dst
 
 
+@pytest.mark.slow
 def test_properties(runner: LeRobotRunner) -> None:
     assert runner.policy_type == "act"
     assert runner.image_keys == (FRONT, WRIST)

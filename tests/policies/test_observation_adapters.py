@@ -128,6 +128,7 @@ class Recorder:
         return np.array([0.0, 0.0, 0.01, 0.0, 0.0, 0.0, 1.0], dtype=np.float32)
 
 
+@pytest.mark.slow
 def test_openvla_http_adapter_sends_images_and_instruction(lift_scene):
     rec = Recorder()
     with HttpActServer(rec) as server:

@@ -33,6 +33,9 @@ from metasim.policies.transport import (
     PolicyServerError,
     check_actions,
 )
+from tests.lanes import needs
+
+pytestmark = pytest.mark.reference
 
 REPO = Path(__file__).resolve().parents[2]
 VENV = REPO / ".cache" / "openpi-client-venv"
@@ -74,6 +77,7 @@ def _build_venv() -> None:
 
 
 @pytest.fixture(scope="module")
+@needs("reference")
 def openpi_python() -> Path:
     """The venv's python, with openpi-client and openpi-server installed."""
     VENV.parent.mkdir(parents=True, exist_ok=True)

@@ -144,7 +144,20 @@ def robosuite_scene() -> Any:
     return compile_task("robosuite:Lift")  # robosuite's own task, exported on first use
 
 
-@pytest.mark.parametrize("kind", sorted(CASES))
+# Kinds whose scene loads from a reference venv (Meta-World's files, robosuite's draws),
+# and kinds that start a server or load a checkpoint (20-30 s here).
+LANES = {
+    "metaworld_expert": pytest.mark.reference,
+    "robosuite_expert": pytest.mark.reference,
+    "http": pytest.mark.slow,
+    "lerobot": pytest.mark.slow,
+    "libero_expert": pytest.mark.slow,
+}
+
+
+@pytest.mark.parametrize(
+    "kind", [pytest.param(k, marks=LANES[k]) if k in LANES else k for k in sorted(CASES)]
+)
 def test_policy_kind_contract(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
     scene = request.getfixturevalue(SCENE_OF.get(kind, "lift_scene"))
     model = policy_kind(kind).options

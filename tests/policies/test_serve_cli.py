@@ -27,6 +27,7 @@ def _serve(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]
     return subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_an_exposed_host_without_a_key_exits_2() -> None:
     proc = _serve("--host", "0.0.0.0", "--port", "0")
     assert proc.returncode == 2
@@ -47,6 +48,7 @@ def test_loopback_hosts_need_no_key(host: str) -> None:
     assert is_loopback(host)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["-1", "nan", "-inf"])
 def test_a_negative_idle_timeout_is_refused(value: str) -> None:
     proc = _serve("--port", "0", f"--idle-timeout={value}")
@@ -55,6 +57,7 @@ def test_a_negative_idle_timeout_is_refused(value: str) -> None:
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_allow_unauthenticated_serves_every_interface_and_says_so() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("METASIM_API_KEY", None)

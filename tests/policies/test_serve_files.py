@@ -222,7 +222,13 @@ def test_a_texture_beside_a_benchmark_file_stays_in_its_folder(assets: Path) -> 
     assert "textures.tex: refused" in _refusal(cache, _scene(out))
 
 
-@pytest.mark.parametrize("ref", ["metaworld:reach-v3", "libero:libero_spatial/0"])
+@pytest.mark.parametrize(
+    "ref",
+    [
+        pytest.param("metaworld:reach-v3", marks=pytest.mark.reference),  # its reference's files
+        pytest.param("libero:libero_spatial/0", marks=pytest.mark.slow),
+    ],
+)
 def test_a_benchmark_scene_is_served(ref: str) -> None:
     """A Meta-World or LIBERO task's scene names its robot, fixtures and init states by
     absolute path in the package's folders and metasim's files for it: the server

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from omegaconf import OmegaConf
 
 from metasim.evaluate.rollout import run_task
@@ -50,6 +51,7 @@ def test_served_expert_matches_in_process(lift_scene):
     assert sum(r.success for r in remote) == sum(r.success for r in local) >= 5
 
 
+@pytest.mark.slow
 def test_metasim_serve_and_eval_on_the_command_line(tmp_path: Path):
     env = {**os.environ, "METASIM_API_KEY": "s3cret"}
     serve = subprocess.Popen(

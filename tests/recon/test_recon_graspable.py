@@ -67,6 +67,7 @@ def wide_scan(tmp_path_factory):
     return out, reconstruct(work / "capture", out, ReconOptions(quiet=True))
 
 
+@pytest.mark.slow
 def test_recon_task_targets_a_graspable_object(wide_scan, tmp_path):
     out, report = wide_scan
     found = {o["name"]: o for o in report["scene"]["objects"]}

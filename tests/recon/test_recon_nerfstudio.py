@@ -127,6 +127,7 @@ def _world_objects(report: dict[str, Any]) -> np.ndarray:
     return apply(scene_to_world, np.array([o["pos"] for o in report["scene"]["objects"]]))
 
 
+@pytest.mark.slow
 def test_the_reader_gives_metasims_camera_and_poses(scan: dict[str, Any]) -> None:
     ns = read_scan(scan["work"] / "ns_rgbd")
     n = N_FRAMES // 2
@@ -137,6 +138,7 @@ def test_the_reader_gives_metasims_camera_and_poses(scan: dict[str, Any]) -> Non
     np.testing.assert_allclose(depth, scan["depth"][6], atol=6e-4)  # mm rounding
 
 
+@pytest.mark.slow
 def test_rgbd_nerfstudio_folder_gives_the_same_scene(scan: dict[str, Any]) -> None:
     ours, theirs = _reconstruct(scan, "metasim_rgbd"), _reconstruct(scan, "ns_rgbd")
     assert theirs["format"] == "nerfstudio" and theirs["kind"] == "rgbd"
@@ -149,6 +151,7 @@ def test_rgbd_nerfstudio_folder_gives_the_same_scene(scan: dict[str, Any]) -> No
     assert max(errors.values()) < 0.01, errors
 
 
+@pytest.mark.slow
 def test_distorted_nerfstudio_folder_is_undistorted_to_the_same_scene(
     scan: dict[str, Any],
 ) -> None:

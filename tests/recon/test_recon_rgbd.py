@@ -18,6 +18,9 @@ from metasim.recon.frame import apply
 from metasim.recon.synthetic import TRUTH, render_scan, write_rgbd_capture
 from tests.recon.recon_truth import centroid_errors, chamfer, true_visible_surfaces
 
+# The module reconstructs an RGB-D scan once (~20 s here): the slow lane.
+pytestmark = pytest.mark.slow
+
 FIGURES: dict[str, object] = {}
 
 

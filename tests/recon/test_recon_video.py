@@ -15,6 +15,9 @@ from metasim.recon.frame import apply
 from metasim.recon.synthetic import MARKER_SIDE, TRUTH, orbit_poses, render_scan, write_video
 from tests.recon.recon_truth import umeyama
 
+# The module reconstructs a video scan once (~30 s here): the slow lane.
+pytestmark = pytest.mark.slow
+
 N_FRAMES = 40
 
 

@@ -77,6 +77,7 @@ def load(url: str, profile: Path) -> tuple[dict, list[str]]:
     return status, console
 
 
+@pytest.mark.slow
 def test_html_is_self_contained(report: Path) -> None:
     html = report.read_text()
     for heading in (
@@ -106,6 +107,7 @@ def test_bad_run_folder_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 @needs_chromium
+@pytest.mark.slow  # starts Chromium (~15 s here)
 def test_chromium_loads_plots_and_videos(report: Path, tmp_path: Path) -> None:
     status, console = load(report.as_uri(), tmp_path / "profile")
     assert console == [], f"console output: {console}"

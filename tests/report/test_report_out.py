@@ -24,6 +24,7 @@ def leftovers(*folders: Path) -> list[Path]:
     return [p for f in folders for p in f.rglob("*") if "tmp" in p.name]
 
 
+@pytest.mark.slow
 def test_out_is_an_existing_folder(run_dir: Path, tmp_path: Path, capsys) -> None:
     target = tmp_path / "reports"
     target.mkdir()

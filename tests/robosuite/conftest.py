@@ -9,9 +9,11 @@ from collections.abc import Iterator
 import pytest
 
 from metasim.robosuite.reference.simulator import RobosuiteRef, RobosuiteRefError, ensure_venv
+from tests.lanes import needs
 
 
 @pytest.fixture(scope="module")
+@needs("reference")
 def ref() -> Iterator[RobosuiteRef]:
     """One robosuite worker per test module (the reference venv built on first use)."""
     try:

@@ -5,6 +5,7 @@ robosuite's `_check_success` on the reference's own states."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.robosuite.checks.states import metasim_successes, split
@@ -13,6 +14,7 @@ from metasim.robosuite.reference.simulator import RobosuiteRef
 from metasim.scene.sources import compile_task
 
 
+@pytest.mark.reference
 def test_lift_resets_from_robosuite_draws_and_steps() -> None:
     compiled = compile_task("robosuite:Lift")
     states = np.load(export("Lift").states)["states"]
@@ -34,6 +36,7 @@ def test_lift_resets_from_robosuite_draws_and_steps() -> None:
         env.close()
 
 
+@pytest.mark.reference
 def test_lift_success_agrees_with_robosuite(ref: RobosuiteRef) -> None:
     """The cube raised through robosuite's threshold (table + 4 cm) in 2 mm steps: each
     state judged by robosuite's `_check_success` and by metasim's predicate."""

@@ -9,6 +9,8 @@ from metasim.robosuite.checks.modeldiff import diff_task
 from metasim.robosuite.reference.simulator import RobosuiteRef
 from metasim.robosuite.tasks import TASKS
 
+pytestmark = pytest.mark.reference
+
 
 @pytest.mark.parametrize("task", list(TASKS))
 def test_no_unlisted_difference(ref: RobosuiteRef, task: str) -> None:

@@ -5,6 +5,8 @@ a few steps of metasim. The full figure (4 tasks x 20 episodes) is in docs/robos
 
 from __future__ import annotations
 
+import pytest
+
 from metasim.evaluate.config import compose
 from metasim.reference.benchmark import check_argv
 from metasim.robosuite.checks.xcheck import replay, run_metasim, summarize
@@ -17,6 +19,7 @@ def test_xcheck_is_a_registered_check() -> None:
     assert check_argv("robosuite", "xcheck") == ("robosuite", "xcheck")
 
 
+@pytest.mark.reference
 def test_door_expert_successes_are_robosuite_successes(ref: RobosuiteRef) -> None:
     facts = task_facts("Door")
     ref.load(facts.env, seed=MODEL_SEED, placed=list(facts.placed))
@@ -30,6 +33,7 @@ def test_door_expert_successes_are_robosuite_successes(ref: RobosuiteRef) -> Non
     assert (summary["both"], summary["confirmed"]) == (2, 1.0)
 
 
+@pytest.mark.reference
 def test_a_replay_starts_from_the_episode_controller_included(ref: RobosuiteRef) -> None:
     """robosuite's replay of a metasim episode follows it joint for joint (to PART_ATOL)
     until the fingers touch the door's handle, whatever the reference ran before (episode 1

@@ -93,6 +93,7 @@ def _write(tmp_path, robot="panda"):
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "robot", ["panda", "mjcf:" + str(ASSETS / "robots" / "panda" / "robot.yaml")]
 )

@@ -20,6 +20,7 @@ from metasim.cli.main import main as cli_main
 from metasim.scene import prebuilt
 from metasim.scene.sources import compile_task
 from metasim.sim.base import UnsupportedScene
+from tests.lanes import needs
 
 # the CLI with the benchmark packages unimportable
 BLOCKED = """
@@ -54,6 +55,7 @@ def _eval(args: list[str], blocked: bool, env: dict[str, str] | None = None) -> 
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
+@pytest.mark.slow
 def test_builtin_scene_prebuilt_runs_the_same_episodes(tmp_path: Path) -> None:
     """lift_cube exported and evaluated as `prebuilt:lift_cube`: the same seeds, outcomes
     and episode lengths as the scene file itself; the saved model equals the compiled one
@@ -88,6 +90,7 @@ def test_builtin_scene_prebuilt_runs_the_same_episodes(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
+@needs("reference")
 def benchmarks_here() -> None:
     """LIBERO's package and the Meta-World reference (whose XML the importer reads)."""
     from metasim.metaworld.reference.simulator import MetaWorldRefError, ensure_venv
@@ -102,6 +105,7 @@ def benchmarks_here() -> None:
         pytest.skip(f"cannot build the Meta-World reference venv (offline?): {exc}")
 
 
+@pytest.mark.reference
 @pytest.mark.slow
 def test_benchmark_tasks_run_prebuilt_without_their_packages(
     tmp_path: Path, benchmarks_here: None

@@ -15,7 +15,7 @@ from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.sim import BACKENDS
 
-SLOW = {"mjx"}
+SLOW = {"mjx", "warp"}  # a cold compile of the scene (XLA) or of the kernels (LLVM)
 
 
 def _available(name: str) -> Any:

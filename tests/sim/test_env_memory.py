@@ -64,6 +64,7 @@ def _grown(ref: str, n: int) -> tuple[int, int]:
     return out["grown"], out["estimate"]
 
 
+@pytest.mark.reference
 def test_the_estimate_covers_what_an_env_holds() -> None:
     """What an added env grows a process by (its MjData, its rows of the buffers; no
     model copy: per-env edits share the model) is within the estimate, and the estimate
@@ -74,6 +75,7 @@ def test_the_estimate_covers_what_an_env_holds() -> None:
     assert (many - one) / 32 <= estimate < 0.2 * mujoco.mj_sizeModel(compile_task(MW).model)
 
 
+@pytest.mark.reference
 def test_the_threads_models_count_once_per_thread() -> None:
     """A twin without textures per physics thread but the first (and its compile)."""
     model = compile_task(MW).model
@@ -94,6 +96,7 @@ def test_the_available_memory_is_read_from_meminfo(tmp_path: Path) -> None:
     assert mem_available(tmp_path / "absent") is None
 
 
+@pytest.mark.reference
 def test_the_budget_bounds_num_envs_and_its_variable_raises_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -123,11 +126,13 @@ def budget(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV, str(100_000_000))
 
 
+@pytest.mark.reference
 def test_bench_physics_refuses_before_it_starts(capsys, budget) -> None:
     argv = ["bench", "physics", "--scene", MW, "--num-envs", "1", "64", "--steps", "2"]
     assert "error: --num-envs 64: 64 envs of metaworld:reach-v3" in _refused(capsys, argv)
 
 
+@pytest.mark.reference
 @pytest.mark.parametrize("verb", ["eval", "collect"])
 def test_eval_and_collect_refuse_before_the_folder(
     capsys, budget, tmp_path: Path, verb: str

@@ -4,14 +4,13 @@ for (cylinder against box or mesh), and the errors for pairs still unsupported.
 The default run compiles no XLA program: it checks the stand-in model (geometry,
 mass, inertia, layout), the planning of substitutions, and `put_model`'s warnings and
 errors. The lift_cylinder expert run on MJX compiles the scene (1.5-3 min on 2 CPU
-cores) and runs only with METASIM_MJX_FULL=1, under the `slow` marker.
+cores) and is in the `slow` lane.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -167,10 +166,6 @@ def test_pairs_still_unsupported_are_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not os.environ.get("METASIM_MJX_FULL"),
-    reason="compiles lift_cylinder for MJX (1.5-3 min on 2 CPU cores); set METASIM_MJX_FULL=1",
-)
 def test_expert_lifts_the_cylinder_on_mjx(tmp_path: Path) -> None:
     from metasim.cli.main import main
 

@@ -4,14 +4,12 @@ errors for scenes MJX cannot simulate.
 
 One MJX handler (lift_cube, 2 envs) is compiled for the whole module: an XLA compile of
 the scene takes about a minute on a 2-core CPU the first time, seconds once JAX's
-persistent cache (~/.cache/metasim/jax) holds it. Every built-in scene's parity runs
-under the `slow` marker and only with METASIM_MJX_FULL=1 (the
-default `pytest` run includes `slow` tests).
+persistent cache (~/.cache/metasim/jax) holds it. Every built-in scene's parity is in the
+sweep lane (`-m sweep`).
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
@@ -23,6 +21,9 @@ from metasim.paths import SCENES
 from metasim.scene import compile_file
 from metasim.sim import ModelEdit, get_backend
 from metasim.tasks.task import TaskRuntime
+
+# The module compiles lift_cube for MJX (~1 min cold, ~30 s warm): the slow lane.
+pytestmark = pytest.mark.slow
 
 # Tolerances of the parity test (MJX's Newton solver and collision routines differ from
 # native MuJoCo's in detail; errors stay far below what a task predicate can notice).
@@ -230,12 +231,7 @@ def test_bench_backend_reports_both_backends(lift_scene: Any) -> None:
     assert out["ratio"] > 0
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(
-    not os.environ.get("METASIM_MJX_FULL"),
-    reason="compiles every built-in scene for MJX (~1-2 min each on 2 CPU cores); "
-    "set METASIM_MJX_FULL=1 to run",
-)
+@pytest.mark.sweep
 @pytest.mark.parametrize("name", sorted(p.stem for p in SCENES.glob("*.yaml")))
 def test_every_builtin_scene_parity(name: str) -> None:
     compiled = compile_file(str(SCENES / f"{name}.yaml"))

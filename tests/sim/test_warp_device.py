@@ -4,20 +4,21 @@ substep, a step path without per-env host MuJoCo calls, per-world model edits, a
 trajectory parity with native MuJoCo.
 
 Runs on Warp's CPU device (kernels compiled by LLVM on first use, then cached under
-~/.cache/warp). The full sweep of random (task, init, seed) parity runs is behind
-METASIM_LIBERO_FULL=1; CI runs one task.
+~/.cache/warp). The random (task, init, seed) parity runs are in the sweep lane
+(`-m sweep`); the first runs in the test's own lane.
 """
 
 from __future__ import annotations
 
 import copy
-import os
 from typing import Any
 
 import mujoco
 import mujoco.batch
 import numpy as np
 import pytest
+
+from tests import lanes
 
 pytest.importorskip("mujoco_warp", reason="the warp extra (mujoco-warp) is not installed")
 pytest.importorskip("libero", reason="the libero extra is not installed")
@@ -39,7 +40,6 @@ from metasim.sim.warp import batch
 from metasim.tasks.task import TaskRuntime
 
 pytestmark = pytest.mark.slow
-FULL = bool(os.environ.get("METASIM_LIBERO_FULL"))
 
 # Torques from the same state: the kernel reads MuJoCo Warp's float32 kinematics, inertia
 # and bias, and computes in float64; the numpy OSC reads native float64 ones. Measured
@@ -188,14 +188,13 @@ def test_per_world_model_edits_match_native(spatial) -> None:
     native.close()
 
 
-_PARITY_CASES = [("libero:libero_spatial/0", 3, 0)]
-if FULL:
-    _rng = np.random.default_rng(2026)
-    _suites = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
-    _PARITY_CASES += [
-        (f"libero:{_suites[i % 4]}/{int(_rng.integers(10))}", int(_rng.integers(50)), i)
-        for i in range(8)
-    ]
+_rng = np.random.default_rng(2026)
+_suites = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
+_DRAWS = [("libero:libero_spatial/0", 3, 0)] + [
+    (f"libero:{_suites[i % 4]}/{int(_rng.integers(10))}", int(_rng.integers(50)), i)
+    for i in range(8)
+]
+_PARITY_CASES = lanes.sampled(_DRAWS, _DRAWS[:1], ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}")
 
 
 @pytest.mark.parametrize(("ref", "episode", "seed"), _PARITY_CASES)

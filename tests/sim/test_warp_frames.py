@@ -86,6 +86,7 @@ class _Context:
         self.rgb_data, self.depth_data = rc.rgb_data, rc.depth_data  # kernel inputs
 
 
+@pytest.mark.slow
 def test_rig_copies_only_frames_and_never_converts_implicitly(lift_scene, monkeypatch) -> None:
     from metasim.sim import get_backend
 

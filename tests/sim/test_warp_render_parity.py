@@ -2,14 +2,12 @@
 catches a regression of the tuned settings, e.g. MuJoCo Warp's own shading order, which
 measured 13.8 dB on libero_90/5's agentview against 30.1 dB with OpenGL's order).
 
-CI: one LIBERO task (both cameras, 256x256) and one Meta-World task (corner, 128x128). With
-METASIM_LIBERO_FULL=1: the 10 held-out libero_10 tasks at 256x256, whose mean is the
+The sample: one LIBERO task (both cameras, 256x256) and one Meta-World task (corner,
+128x128). The sweep lane (`-m sweep`): the 10 held-out libero_10 tasks at 256x256, whose mean is the
 figure docs/rendering.md reports (bench/render_parity.py prints the whole table).
 """
 
 from __future__ import annotations
-
-import os
 
 import numpy as np
 import pytest
@@ -22,7 +20,6 @@ from metasim.scene.render_schema import RaytraceSpec
 from metasim.scene.sources import NoSuchTask, all_suites
 
 pytestmark = pytest.mark.slow
-FULL = bool(os.environ.get("METASIM_LIBERO_FULL"))
 LIBERO_CAMS = ["agentview", "robot0_eye_in_hand"]
 
 
@@ -47,7 +44,7 @@ def test_metaworld_corner_close_to_opengl() -> None:
     assert psnr["corner"] > 26.0, psnr
 
 
-@pytest.mark.skipif(not FULL, reason="10 LIBERO tasks at 256x256; set METASIM_LIBERO_FULL=1")
+@pytest.mark.sweep  # 10 LIBERO tasks at 256x256
 def test_libero_10_mean_psnr_over_30_db() -> None:
     tasks = all_suites().get("libero_10") or pytest.skip("LIBERO is not installed here")
     rows = [_parity(ref, LIBERO_CAMS, 256) for ref in tasks]

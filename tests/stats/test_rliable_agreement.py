@@ -43,6 +43,9 @@ from metasim.stats.aggregates import (
     poi_bootstrap_distribution,
     profile_bootstrap_distribution,
 )
+from tests.lanes import needs
+
+pytestmark = pytest.mark.reference
 
 REPO = Path(__file__).resolve().parents[2]
 VENV = REPO / ".cache" / "rliable-venv"
@@ -77,6 +80,7 @@ def _build_venv() -> str | None:
 
 
 @pytest.fixture(scope="session")
+@needs("reference")
 def rliable_python() -> Path:
     """Path to the reference virtualenv's python, built once (file lock against races)."""
     VENV.parent.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,8 @@ from metasim.cli.main import main
 from metasim.scene.sources import load_task_scene
 from tests.toy_bench.kinds import ToyNear, ToyPadSpec
 
+pytestmark = pytest.mark.slow
+
 RUN = ["policy=scripted", "episodes=2", "num_envs=2"]
 
 
