@@ -9,6 +9,12 @@
   the verb writes (a metasim PNG, a metasim HTML page, a stamped metasim JSON ...), so a
   user's own file named by mistake is refused, never overwritten. Every user-named output
   file goes through `check_out_file` (or the argparse type `out_file(kind)`).
+- writing output files: `replacing(target)` / `write_atomic(target, data)` are the one
+  way metasim writes a results file (a run folder's, a prebuilt scene's, a report): a
+  temporary file made new beside the target (never through a link), renamed over it with
+  `os.replace`, so a reader sees the old file or the new one, a crash leaves no half
+  file, and a symlink at the target is replaced by the file, never written through
+  (tests/test_atomic_writes.py holds the writers of those modules to it).
 - inputs: `check_size` refuses a file over a byte limit unread; `image_size` reads an
   image's header and refuses one whose decoded size is over METASIM_MAX_PIXELS before
   decoding; `load_npy` reads a .npy header (dtype, shape) before loading; `load_json`
@@ -22,7 +28,9 @@ import argparse
 import json
 import math
 import os
-from collections.abc import Callable
+import secrets
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -230,6 +238,39 @@ def check_out_file(path: str | Path, what: str, kind: OutKind) -> Path:
         raise MetasimInputError(f"{what} {out}", [why], f"Choose another {what}")
     check_out_dir(out.parent, what)
     return out
+
+
+@contextmanager
+def replacing(target: Path) -> Iterator[Path]:
+    """Write the output file `target` whole or not at all: yields the path of a new,
+    empty temporary file in `target`'s folder (created exclusively, so never a link to
+    elsewhere) for the caller to write by name; when the block ends without an
+    exception it is renamed over `target` (`os.replace`: atomic, and a symlink at
+    `target` is replaced by the file, never followed), else it is removed and `target`
+    is as it was. Every results file metasim writes goes through here."""
+    target = Path(target)
+    tmp = target.with_name(f".{target.name[:200]}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+    os.close(fd)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_atomic(target: Path, data: str | bytes) -> None:
+    """Write `data` (text as UTF-8) to the output file `target` through `replacing`; a
+    failure (a folder in the way, no space, no permission) is an input error naming the
+    file (exit 2), and `target` is left as it was."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        with replacing(target) as tmp:
+            tmp.write_bytes(raw)
+    except OSError as exc:
+        raise MetasimInputError(
+            str(target), [f"cannot write {Path(target).name} ({exc.strerror or exc})"]
+        ) from None
 
 
 def check_size(path: Path, max_bytes: int, env: str) -> int:

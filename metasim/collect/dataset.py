@@ -54,7 +54,7 @@ from metasim.errors import MetasimInputError, one_line
 from metasim.evaluate.resume import differing
 from metasim.evaluate.run_files import read_records
 from metasim.evaluate.store import RunLock, make_run_dir
-from metasim.guards import load_json
+from metasim.guards import load_json, write_atomic
 
 META = "meta"
 COLLECT_FILE = "metasim_collect.json"
@@ -100,13 +100,6 @@ def _files(root: Path) -> list[str]:
         for p in root.rglob("*")
         if p.is_file() and p.relative_to(root).parts[0] not in OURS and p.name != LOCK
     )
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write `path` whole or not at all (a temporary file renamed over it)."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def _drop_empty_dirs(root: Path) -> None:
@@ -168,7 +161,7 @@ class DatasetWriter:
                 self.verify()
             else:  # the episode lines file appears with the first commit
                 (root / META).mkdir(exist_ok=True)
-                _write_atomic(root / META / COLLECT_FILE, json.dumps(self.spec, indent=2) + "\n")
+                write_atomic(root / META / COLLECT_FILE, json.dumps(self.spec, indent=2) + "\n")
         except BaseException:
             self._lock.release()
             raise

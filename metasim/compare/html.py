@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from metasim.compare.figures import profile_uri
+from metasim.guards import write_atomic
 from metasim.report.data import Episode, Run
 from metasim.report.html import (
     Raw,
@@ -19,7 +20,6 @@ from metasim.report.html import (
     section,
     table,
     video,
-    write_atomic,
 )
 
 MAX_ROWS = 50  # discordant episodes listed in the HTML (all are in --json)

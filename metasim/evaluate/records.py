@@ -19,7 +19,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from metasim.errors import MetasimInputError, validation_problems
-from metasim.guards import load_json
+from metasim.guards import load_json, write_atomic
 
 
 @dataclass(frozen=True)
@@ -136,10 +136,10 @@ class RunSummary(BaseModel):
         return json.dumps(data, indent=2, default=str) + "\n"
 
     def write(self, run_dir: Path) -> Path:
-        """Write RUN_DIR/summary.json atomically."""
-        tmp = run_dir / "summary.json.tmp"
-        tmp.write_text(self.to_json())
-        return tmp.replace(run_dir / "summary.json")
+        """Write RUN_DIR/summary.json atomically (`metasim.guards.write_atomic`)."""
+        path = run_dir / "summary.json"
+        write_atomic(path, self.to_json())
+        return path
 
     @classmethod
     def load(cls, run_dir: Path) -> RunSummary:

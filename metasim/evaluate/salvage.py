@@ -20,6 +20,7 @@ import duckdb
 
 from metasim.errors import MetasimInputError, one_line
 from metasim.evaluate.table import COLUMNS, TABLE, create_table
+from metasim.guards import replacing
 
 Row = tuple[Any, ...]  # the store's columns, in metasim.evaluate.table.COLUMNS order
 ROW_GROUP = 122_880  # DuckDB's rows per row group: the unit a damaged block takes with it
@@ -128,16 +129,21 @@ def read_parquet(path: Path, columns: list[str]) -> list[Row]:
 
 
 def write_store(path: Path, rows: list[Row], columns: list[str]) -> None:
-    """A new store at `path` holding `rows`."""
-    con = duckdb.connect(str(path))
-    try:
-        create_table(con)
-        if rows:
-            marks = ", ".join("?" * len(columns))
-            con.executemany(f"INSERT INTO {TABLE} ({', '.join(columns)}) VALUES ({marks})", rows)
-        con.execute("CHECKPOINT")
-    finally:
-        con.close()
+    """A new store at `path` holding `rows`, built beside it and renamed into place
+    (`metasim.guards.replacing`), so a half-built store is never left at `path`."""
+    with replacing(path) as tmp:
+        tmp.unlink()  # DuckDB makes its own file (an empty one is no database)
+        con = duckdb.connect(str(tmp))
+        try:
+            create_table(con)
+            if rows:
+                marks = ", ".join("?" * len(columns))
+                con.executemany(
+                    f"INSERT INTO {TABLE} ({', '.join(columns)}) VALUES ({marks})", rows
+                )
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
 
 
 def _key(row: Row, columns: list[str]) -> tuple[str, str, int]:

@@ -5,6 +5,10 @@ RUN_DIR/episodes.duckdb   written as each episode ends (one committed insert eac
 RUN_DIR/manifest.json     config, package versions, git commit, seeds: what a resume
                           must match and what reproduces the run
 RUN_DIR/episodes.parquet  exported from the table when the run completes
+RUN_DIR/.metasim-run      the marker that says the folder is a run folder (written
+                          first, atomically; a format version): `metasim eval out=`
+                          writes only into an empty (or new) folder or one holding
+                          this marker, see `claim_run_folder`
 
 The key (task, cell, episode) is unique: a resumed run skips what is recorded and the
 table refuses a duplicate, so no episode is counted twice.
@@ -14,14 +18,18 @@ RUN_DIR/run.lock          one writer at a time: the process that opens the store
                           ends, even on kill -9); a second process is refused with exit 2
                           naming the holder's pid and host
 A store DuckDB cannot read is never deleted: it is moved aside and what survives is
-recovered into a new store (metasim.evaluate.salvage).
+recovered into a new store (metasim.evaluate.salvage). Every other file of the folder is
+written through `metasim.guards.replacing` (a new file renamed over the old one, never
+through a symlink); a store or lock that is a symlink is refused.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
+import re
 import socket
 from collections.abc import Iterable
 from dataclasses import asdict, fields
@@ -36,6 +44,7 @@ from metasim.evaluate.resume import differing, mismatch, normalized
 from metasim.evaluate.run_files import read_manifest
 from metasim.evaluate.salvage import salvage
 from metasim.evaluate.table import COLUMNS, TABLE, create_table
+from metasim.guards import load_json, replacing, stamp_json, stamped_json, write_atomic
 
 # The config fields of a run that change its outcomes: a resume must match every one
 # (the policy with all its options, chunk execution and action conventions; the tasks
@@ -64,13 +73,20 @@ class RunStore:
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
-        refuse_foreign_folder(run_dir)
-        make = not _exists(run_dir)
-        make_run_dir(run_dir)  # a path that cannot be a folder is refused here
-        self.made_dir = make
+        self.made_dir = claim_run_folder(run_dir)  # refused before anything is written
         self.fresh = not (run_dir / "manifest.json").exists()  # a new run, not a resume
         self._lock = RunLock(run_dir)
         self.path = run_dir / "episodes.duckdb"
+        if self.path.is_symlink():
+            self._lock.release()
+            raise MetasimInputError(
+                f"out={run_dir}",
+                [
+                    "episodes.duckdb is a symbolic link; the store is written only as a "
+                    "regular file of the run folder (a link would write elsewhere)"
+                ],
+                "Replace the link by the file it points to, or choose another out=",
+            )
         try:
             self.con = open_checked(self.path)
         except duckdb.Error as exc:
@@ -117,10 +133,7 @@ class RunStore:
             raise mismatch(self.run_dir, changed, "out=")
 
     def _write_manifest(self, manifest: dict[str, Any]) -> None:
-        path = self.run_dir / "manifest.json"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(manifest, indent=2) + "\n")
-        tmp.replace(path)
+        write_atomic(self.run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")
 
     # ------------------------------------------------------------ episodes
 
@@ -157,12 +170,11 @@ class RunStore:
             cases = " ".join(f"WHEN {_quote(n)} THEN {i}" for i, n in enumerate(names))
             return f"CASE {column} {cases} ELSE 1e9 END" if cases else "0"
 
-        tmp = out.with_suffix(".parquet.tmp")
-        self.con.execute(
-            f"COPY (SELECT * FROM {TABLE} ORDER BY {rank('task', tasks)}, "
-            f"{rank('cell', cells)}, episode) TO {_quote(str(tmp))} (FORMAT parquet)"
-        )
-        tmp.replace(out)
+        with replacing(out) as tmp:
+            self.con.execute(
+                f"COPY (SELECT * FROM {TABLE} ORDER BY {rank('task', tasks)}, "
+                f"{rank('cell', cells)}, episode) TO {_quote(str(tmp))} (FORMAT parquet)"
+            )
         return out
 
     def close(self) -> None:
@@ -176,7 +188,7 @@ class RunStore:
         if not self.fresh or self.done():
             return False
         self.close()
-        for name in ("episodes.duckdb", "episodes.duckdb.wal", "manifest.json", "run.lock"):
+        for name in ("episodes.duckdb", "episodes.duckdb.wal", "manifest.json", "run.lock", MARKER):
             (self.run_dir / name).unlink(missing_ok=True)
         if self.made_dir:
             try:
@@ -186,31 +198,109 @@ class RunStore:
         return True
 
 
-# What only a run folder holds: its store (or one moved aside by salvage) or its manifest.
-_RUN_FILES = ("episodes.duckdb", "manifest.json")
+# The marker of a run folder: written first (atomically) into a folder `metasim eval`
+# takes, so that only a folder metasim made is ever written as one. FORMAT is the layout
+# version of the folder; a marker of a newer one is refused (this metasim would not know
+# its files).
+MARKER = ".metasim-run"
+MARKER_STAMP = "metasim run folder"
+MARKER_FORMAT = 1
+_IS_MARKER = stamped_json(MARKER_STAMP)
+_LOCK_TEXT = re.compile(rb"(pid \d+ on host [^\n]*\n?)?")  # what RunLock writes
 
 
-def refuse_foreign_folder(run_dir: Path) -> None:
-    """Refuse an `out=` that exists, is not empty and is no run folder (a dataset, a
-    user's files): a run would mix its files in and replace a `summary.json`. An empty
-    folder, one holding only the lock, and a run folder (to resume) are fine."""
+def claim_run_folder(run_dir: Path) -> bool:
+    """Take `run_dir` as a run folder, or refuse it (exit 2) before anything is written
+    in it; returns whether the folder was created here.
+
+    A run folder is one whose marker (`.metasim-run`) says so. Taken too, and given the
+    marker: a new or empty folder (or one holding only a lock metasim wrote), and a
+    folder of a metasim from before the marker (a *legacy* run folder), recognised
+    only when it holds both `episodes.duckdb` and `manifest.json` as regular files and
+    the manifest is the object metasim eval has always written (its `config` and
+    `versions` objects and its `episode_seeds` sentence): a user's own `manifest.json`,
+    `episodes.duckdb` (a database or not) or `summary.json` is never enough. Every other
+    non-empty folder (a dataset, a user's files) is refused: a run would write its files
+    among them and replace a `summary.json`."""
     try:
-        names = [p.name for p in run_dir.iterdir()] if run_dir.is_dir() else []
+        names = sorted(p.name for p in run_dir.iterdir()) if run_dir.is_dir() else []
     except OSError:
-        return  # unreadable: make_run_dir and the lock say why
-    if not names or any(n in _RUN_FILES or n.startswith("episodes.damaged-") for n in names):
-        return
-    if names == ["run.lock"]:
-        return
-    raise MetasimInputError(
-        f"out={run_dir}",
-        [
-            "the folder exists, is not empty and holds no run of metasim eval (no "
-            "episodes.duckdb or manifest.json): a run would write its files among yours "
-            "and could replace a summary.json; nothing was written"
-        ],
-        "Choose a new out= (or an empty folder), or the folder of an earlier eval to resume it",
+        names = []  # unreadable: make_run_dir, the marker or the lock says why
+    if MARKER in names:
+        problem = _marker_problem(run_dir / MARKER)
+        if problem is not None:
+            raise MetasimInputError(
+                f"out={run_dir}", [problem], "Choose a new out= (or an empty folder)"
+            )
+        make_run_dir(run_dir)
+        return False
+    if names and not _legacy_run(run_dir, names) and not _only_our_lock(run_dir, names):
+        raise MetasimInputError(
+            f"out={run_dir}",
+            [
+                "the folder exists, is not empty and holds no run of metasim eval (no "
+                f"{MARKER} marker, nor the manifest.json and episodes.duckdb an earlier "
+                "metasim eval wrote): a run would write its files among yours and could "
+                "replace a summary.json; nothing was written"
+            ],
+            "Choose a new out= (or an empty folder), or the folder of an earlier eval to resume it",
+        )
+    made = not _exists(run_dir)
+    make_run_dir(run_dir)  # a path that cannot be a folder is refused here
+    write_atomic(run_dir / MARKER, stamp_json(MARKER_STAMP, {"format": MARKER_FORMAT}) + "\n")
+    return made
+
+
+def _marker_problem(path: Path) -> str | None:
+    """Why the marker at `path` does not make its folder a run folder this metasim
+    writes, or None."""
+    if path.is_symlink() or not path.is_file():
+        return f"{path} is not the marker file metasim eval writes (a link or a folder)"
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+        data = json.loads(head) if _IS_MARKER(head) else None
+    except (OSError, ValueError):
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("format"), int):
+        return f"{path} is not the marker metasim eval writes; the folder is not a run folder"
+    if data["format"] > MARKER_FORMAT:
+        return (
+            f"{path} says the run folder is of format {data['format']}, newer than this "
+            f"metasim's ({MARKER_FORMAT}); resume it with the metasim that wrote it"
+        )
+    return None
+
+
+def _legacy_run(run_dir: Path, names: list[str]) -> bool:
+    """A run folder written before the marker existed (see `claim_run_folder`)."""
+    files = [run_dir / "manifest.json", run_dir / "episodes.duckdb"]
+    if not all(p.name in names and p.is_file() and not p.is_symlink() for p in files):
+        return False
+    try:
+        data = load_json(files[0], "manifest")
+    except MetasimInputError:
+        return False
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("config"), dict)
+        and isinstance(data.get("versions"), dict)
+        and str(data.get("episode_seeds", "")).startswith("episode k ")
     )
+
+
+def _only_our_lock(run_dir: Path, names: list[str]) -> bool:
+    """The folder holds only a `run.lock` as RunLock writes it (a run of an earlier
+    metasim stopped between taking the folder and writing its store)."""
+    path = run_dir / "run.lock"
+    if names != [path.name] or path.is_symlink() or not path.is_file():
+        return False
+    try:
+        with open(path, "rb") as f:
+            text = f.read(1024)
+    except OSError:
+        return False
+    return _LOCK_TEXT.fullmatch(text) is not None
 
 
 def make_run_dir(run_dir: Path) -> None:
@@ -265,10 +355,15 @@ class RunLock:
         where = "run folder" if verb == "eval" else "folder"
         self.path = run_dir / "run.lock"
         try:
-            self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         except OSError as exc:
+            why = (
+                "it is a symbolic link (the lock is never written through one)"
+                if exc.errno == errno.ELOOP
+                else exc.strerror or str(exc)
+            )
             raise MetasimInputError(
-                f"out={run_dir}", [f"cannot write {self.path.name} ({exc.strerror or exc})"]
+                f"out={run_dir}", [f"cannot write {self.path.name} ({why})"]
             ) from None
         try:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

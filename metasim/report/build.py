@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from metasim.errors import MetasimInputError
-from metasim.guards import check_out_file
+from metasim.guards import check_out_file, write_atomic
 from metasim.report import analysis as an
 from metasim.report import plots
 from metasim.report.data import Run, load_run, nested
@@ -29,7 +29,6 @@ from metasim.report.html import (
     section,
     table,
     video,
-    write_atomic,
 )
 
 

@@ -8,11 +8,8 @@ loaded, errors seen), so a headless browser can verify the page with `--dump-dom
 from __future__ import annotations
 
 import html
-import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
-from metasim.errors import MetasimInputError
 from metasim.guards import OutKind, starts_with
 
 # How every page starts: an existing file is replaced only when it starts so (HTML_PAGE).
@@ -145,18 +142,3 @@ def page(title: str, meta: str, sections: Sequence[str]) -> str:
         f'<body><header><h1>{esc(title)}</h1><div class="meta">{meta}</div></header>'
         f"<main>{''.join(sections)}</main><script>{STATUS_JS}</script></body></html>\n"
     )
-
-
-def write_atomic(target: Path, text: str) -> None:
-    """Write `text` to `target` through a temporary file beside it, removed if anything
-    fails, so a reader never sees a half-written report and nothing is left behind."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(target)
-    except OSError as exc:
-        raise MetasimInputError(
-            str(target), [f"cannot write the report ({exc.strerror or exc})"]
-        ) from None
-    finally:
-        tmp.unlink(missing_ok=True)

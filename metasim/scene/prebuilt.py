@@ -15,6 +15,11 @@ it (a lent GPU device, a cluster node) evaluates the task as it is.
   given, and `prebuilt`, every task of the folder; prefixed so that they never shadow
   the benchmark's own suites, whose tasks need the package).
 
+Every file is written through `metasim.guards.replacing` (a new file renamed over the
+old one: a symlink in the folder is replaced, never written through). Two references
+whose file names would be the same (`a/b.yaml` and `a_b.yaml`), in one export or against
+a prebuilt already in the folder, are refused naming both, before anything is written.
+
 `prebuilt:<name>` then resolves a task in the folder `$METASIM_PREBUILT` (or
 `prebuilt:<path>.prebuilt.json`), and every tool that compiles a task's scene (eval's
 workers included) gets the saved model back instead of compiling: `compile_scene` calls
@@ -27,6 +32,8 @@ stored: JSON, a MuJoCo binary model, numpy arrays without pickles, a YAML descri
 from __future__ import annotations
 
 import gzip
+import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -34,7 +41,7 @@ from pathlib import Path
 import mujoco
 
 from metasim.errors import MetasimInputError
-from metasim.guards import check_out_dir, held_problem, stamp_json
+from metasim.guards import check_out_dir, held_problem, replacing, stamp_json, write_atomic
 from metasim.scene.compile import CompiledScene
 from metasim.scene.compile import load_prebuilt as load_compiled
 from metasim.scene.prebuilt_format import (
@@ -72,14 +79,20 @@ def export(
     from metasim.scene.sources import resolve_input
 
     check_out_dir(out, "--out")
+    refs = list(dict.fromkeys(refs))  # a reference given twice is exported once
     names = {ref: slug(ref) for ref in refs}
-    for problem in [_target_problem(out, name) for name in names.values()] + [
-        held_problem(out / SUITES, SUITES_KIND)
+    for problem in [
+        *_clashes(names, out),
+        *[_target_problem(out, name) for name in names.values()],
+        held_problem(out / SUITES, SUITES_KIND),
     ]:
         if problem is not None:
             raise MetasimInputError(f"--out {out}", [problem], "Choose another --out")
+    first: dict[str, str] = {}
+    for ref in refs:  # one scene file spelled two ways: exported once
+        first.setdefault(names[ref], ref)
     written: list[Path] = []
-    for ref in refs:
+    for ref in first.values():
         task = resolve_input(ref, ref)
         name = names[ref]
         scene = task.scene()
@@ -89,7 +102,7 @@ def export(
         with tempfile.TemporaryDirectory() as tmp:
             mujoco.mj_saveModel(model, str(Path(tmp) / "m.mjb"))
             raw = (Path(tmp) / "m.mjb").read_bytes()
-        (out / f"{name}.mjb.gz").write_bytes(gzip.compress(raw, compresslevel=6, mtime=0))
+        write_atomic(out / f"{name}.mjb.gz", gzip.compress(raw, compresslevel=6, mtime=0))
         doc = {
             "format": FORMAT,
             "ref": ref,
@@ -98,16 +111,65 @@ def export(
             "scene": scene.model_dump(mode="json", by_alias=True),
         }
         path = out / f"{name}{SUFFIX}"
-        path.write_text(stamp_json(STAMP, doc) + "\n")
+        write_atomic(path, stamp_json(STAMP, doc) + "\n")
         written.append(path)
     held = read_suites(out)
     wanted = {f"prebuilt_{k.removeprefix('prebuilt_')}": v for k, v in (suites or {}).items()}
     wanted["prebuilt"] = list(refs)
     for suite, members in wanted.items():
         have = held.setdefault(suite, [])
-        have += [f"{PREFIX}{names[r]}" for r in members if f"{PREFIX}{names[r]}" not in have]
-    (out / SUITES).write_text(stamp_json(STAMP + " suites", {"suites": held}) + "\n")
+        for ref in members:
+            entry = f"{PREFIX}{names.get(ref, slug(ref))}"
+            if entry not in have:  # each task once, whatever was given twice
+                have.append(entry)
+    write_atomic(out / SUITES, stamp_json(STAMP + " suites", {"suites": held}) + "\n")
     return written
+
+
+def _clashes(names: dict[str, str], out: Path) -> list[str]:
+    """Two references that would write the same files: two given here, or one given
+    here and the one a prebuilt already in `out` was exported from."""
+    problems: list[str] = []
+    first: dict[str, str] = {}
+    for ref, name in names.items():
+        if name in first and not _same_ref(first[name], ref):
+            problems.append(
+                f"{first[name]!r} and {ref!r} would both be written as {name}{SUFFIX}; "
+                "export them into separate folders"
+            )
+            continue
+        first.setdefault(name, ref)
+        doc = out / f"{name}{SUFFIX}"
+        held = _held_ref(doc)
+        if held is not None and not _same_ref(held, ref):
+            problems.append(
+                f"{doc} holds the prebuilt of {held!r}; exporting {ref!r} would replace it "
+                "(the same file name); export it into another folder"
+            )
+    return problems
+
+
+def _held_ref(doc: Path) -> str | None:
+    """The reference the prebuilt file `doc` was exported from, or None (no such file,
+    or not one metasim wrote: `_target_problem` says so)."""
+    if doc.is_symlink() or not doc.is_file() or held_problem(doc, PREBUILT) is not None:
+        return None
+    try:
+        data = json.loads(doc.read_bytes())
+    except (OSError, ValueError):
+        return None
+    ref = data.get("ref") if isinstance(data, dict) else None
+    return ref if isinstance(ref, str) else None
+
+
+def _same_ref(a: str, b: str) -> bool:
+    """The same task: the same reference, or two spellings of one scene file."""
+    if a == b:
+        return True
+    try:
+        return Path(a).is_file() and Path(b).is_file() and os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _target_problem(out: Path, name: str) -> str | None:
@@ -133,7 +195,8 @@ def _localise(scene: Scene, compiled: CompiledScene, out: Path, name: str) -> Sc
         src = Path(robot[5:])
         src = src if src.is_absolute() else (compiled.source or Path("x")).parent / src
         if src.suffix in (".yaml", ".yml"):
-            shutil.copyfile(src, out / f"{name}.robot.yaml")
+            with replacing(out / f"{name}.robot.yaml") as tmp:
+                shutil.copyfile(src, tmp)
             scene = scene.model_copy(
                 update={"robot": scene.robot.model_copy(update={"name": f"mjcf:{name}.robot.yaml"})}
             )
@@ -142,7 +205,8 @@ def _localise(scene: Scene, compiled: CompiledScene, out: Path, name: str) -> Sc
         src = Path(init.file)
         if not src.is_absolute() and compiled.source is not None:
             src = compiled.source.parent / src
-        shutil.copyfile(src, out / f"{name}.init.npz")
+        with replacing(out / f"{name}.init.npz") as tmp:
+            shutil.copyfile(src, tmp)
         task = scene.task.model_copy(
             update={"init_states": init.model_copy(update={"file": f"{name}.init.npz"})}
         )

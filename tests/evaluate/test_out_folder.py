@@ -104,3 +104,71 @@ def test_a_refused_run_writes_no_folder(
     assert out.is_dir() == existing and not (existing and any(out.iterdir()))
     assert _eval(out) == 0  # the corrected run
     assert json.loads((out / "summary.json").read_text())["tasks"]["lift_cube"]["n"] == 1
+
+
+def _user_duckdb(path: Path) -> None:
+    import duckdb
+
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE mine (x INTEGER)")
+    con.execute("INSERT INTO mine VALUES (1), (2)")
+    con.close()
+
+
+@pytest.mark.parametrize("variant", ["a_duckdb_database", "not_a_database", "manifest_only"])
+def test_eval_refuses_a_folder_that_only_looks_like_a_run_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], variant: str
+) -> None:
+    """Issue 47 finding 1: a user's own `episodes.duckdb` (a DuckDB database or any other
+    file) or `manifest.json` does not make a run folder; only metasim's marker (or a
+    legacy run's manifest + store) does. Twice (the old code took the folder on its
+    second try): exit 2, one paragraph, the user's files byte for byte, nothing new."""
+    out = tmp_path / "mine"
+    out.mkdir()
+    if variant == "manifest_only":
+        (out / "manifest.json").write_text('{"config": {"mine": 1}}\n')
+    else:
+        (out / "summary.json").write_text('{"mine": true}\n')
+        if variant == "a_duckdb_database":
+            _user_duckdb(out / "episodes.duckdb")
+        else:
+            (out / "episodes.duckdb").write_bytes(b"my notes, not a database\n")
+    before = _tree(out)
+    for _ in range(2):
+        assert _eval(out) == 2
+        err = capsys.readouterr().err
+        assert f"out={out}" in err and "no run of metasim eval" in err and ".metasim-run" in err
+        assert "Traceback" not in err and len(err.strip().split("\n\n")) == 1, err
+        assert _tree(out) == before  # byte-identical, and nothing new written
+        assert sorted(p.name for p in out.iterdir()) == sorted(before)
+
+
+def test_a_run_folder_of_an_earlier_metasim_resumes_and_links_are_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run folder written before the marker existed (manifest.json + episodes.duckdb,
+    the manifest metasim's) still resumes and gets its marker; a marker of a newer
+    format is refused. The run's files are replaced atomically, never written through a
+    symlink: a `summary.json` linked to a file outside stays a link no more, and the file
+    it pointed to is unchanged."""
+    from metasim.evaluate.store import MARKER
+
+    out = tmp_path / "run"
+    assert _eval(out) == 0
+    assert (out / MARKER).is_file()
+    summary = json.loads((out / "summary.json").read_text())
+    (out / MARKER).unlink()  # as an earlier metasim left it
+    precious = tmp_path / "precious.txt"
+    precious.write_text("mine\n")
+    (out / "summary.json").unlink()
+    (out / "summary.json").symlink_to(precious)
+    assert _eval(out) == 0
+    assert (out / MARKER).is_file() and not (out / "summary.json").is_symlink()
+    assert json.loads((out / "summary.json").read_text())["tasks"] == summary["tasks"]
+    assert precious.read_text() == "mine\n"
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+    capsys.readouterr()
+    (out / MARKER).write_text('{"written_by": "metasim run folder", "format": 99}\n')
+    assert _eval(out) == 2
+    err = capsys.readouterr().err
+    assert "format 99, newer than this metasim's" in err and "Traceback" not in err, err

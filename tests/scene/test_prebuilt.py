@@ -233,3 +233,63 @@ def test_device_bench_script_runs_on_prebuilt_tasks(tmp_path: Path) -> None:
     lines = [json.loads(x) for x in proc.stdout.splitlines()]
     assert [(x["scene"], x["worlds"]) for x in lines] == [("lift_cube", 1), ("lift_cube", 2)]
     assert all(x["physics_steps_per_s"] > 0 for x in lines)
+
+
+def test_prebuild_replaces_a_symlink_and_never_writes_through_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 47 finding 2: a symlink where a prebuilt's model goes (pointing outside
+    --out) is replaced by the regular file (exit 0); the file it pointed to is
+    unchanged. A `suites.json` linked to a user's file is that file, not a suite list
+    metasim wrote: refused (exit 2), the file unchanged."""
+    out = tmp_path / "pb"
+    assert cli_main(["scene", "prebuild", "lift_cube", "--out", str(out)]) == 0
+    precious = tmp_path / "precious.txt"
+    precious.write_bytes(b"mine, outside --out\n")
+    model = out / "lift_cube.mjb.gz"
+    model.unlink()
+    model.symlink_to(precious)
+    assert cli_main(["scene", "prebuild", "lift_cube", "--out", str(out)]) == 0
+    assert precious.read_bytes() == b"mine, outside --out\n"
+    assert model.is_file() and not model.is_symlink()
+    doc = out / "lift_cube.prebuilt.json"
+    assert prebuilt.load_compiled(doc, prebuilt.load_scene(doc)).model.nbody > 1
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+    capsys.readouterr()
+    (out / "suites.json").unlink()
+    (out / "suites.json").symlink_to(precious)
+    assert cli_main(["scene", "prebuild", "lift_cube", "--out", str(out)]) == 2
+    assert "suites.json exists and is not a prebuilt suite list" in capsys.readouterr().err
+    assert precious.read_bytes() == b"mine, outside --out\n"
+
+
+def test_prebuild_refuses_two_references_with_one_file_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 47 finding 5: `a/b.yaml` and `a_b.yaml` both slug to `a_b_yaml`. Given
+    together, or one into a folder holding the other's prebuilt: exit 2 naming both,
+    nothing written or lost, never a double entry in suites.json. The same reference
+    given twice (or spelled two ways) is exported once."""
+    from metasim.paths import ROOT
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a").mkdir()
+    text = (ROOT / "scenes" / "lift_cube.yaml").read_text()
+    (tmp_path / "a" / "b.yaml").write_text(text)
+    (tmp_path / "a_b.yaml").write_text(text)
+    capsys.readouterr()
+    assert cli_main(["scene", "prebuild", "a/b.yaml", "a_b.yaml", "--out", "one"]) == 2
+    err = capsys.readouterr().err
+    assert "'a/b.yaml' and 'a_b.yaml' would both be written as a_b_yaml" in err, err
+    assert "Traceback" not in err and not any((tmp_path / "one").iterdir())
+
+    two = tmp_path / "two"
+    assert cli_main(["scene", "prebuild", "a_b.yaml", "./a_b.yaml", "--out", "two"]) == 0
+    before = {p.name: p.read_bytes() for p in two.iterdir()}
+    suites = json.loads((two / "suites.json").read_text())["suites"]
+    assert suites == {"prebuilt": ["prebuilt:a_b_yaml"]}
+    capsys.readouterr()
+    assert cli_main(["scene", "prebuild", "a/b.yaml", "--out", "two"]) == 2
+    err = capsys.readouterr().err
+    assert "holds the prebuilt of 'a_b.yaml'; exporting 'a/b.yaml'" in err, err
+    assert {p.name: p.read_bytes() for p in two.iterdir()} == before

@@ -1,0 +1,140 @@
+"""Every writer of an output file in the run folder's modules and `scene prebuild`'s goes
+through `metasim.guards.replacing` / `write_atomic` (a new file renamed over the target,
+never written through a symlink; issue 47). Checked on the AST: a call that writes a
+file (`write_text`, `write_bytes`, `open` for writing, `os.open`, a copy, a rename, a
+DuckDB file, `COPY ... TO`, a saved model) must sit inside a `with replacing(...)` block
+or be on the allow-list below, each entry with its reason; an entry that matches nothing
+fails too, so the list cannot go stale."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import metasim
+
+ROOT = Path(metasim.__file__).resolve().parent
+MODULES = [  # the writers of a run folder (metasim eval) and of a prebuilt folder
+    "evaluate/store.py",
+    "evaluate/runner.py",
+    "evaluate/salvage.py",
+    "evaluate/records.py",
+    "evaluate/run_files.py",
+    "scene/prebuilt.py",
+]
+# (module, function, call) -> why it writes in place or is no output file
+ALLOWED = {
+    ("evaluate/store.py", "__init__", "os.open"): "RunLock: the lock is locked in place (a "
+    "renamed file would let two writers lock different files); opened with O_NOFOLLOW",
+    ("evaluate/store.py", "open_checked", "duckdb.connect"): "the append-only store is a "
+    "DuckDB database committed in place per episode; a symlinked store is refused first",
+    ("evaluate/salvage.py", "_move_aside", "rename"): "moves the user's damaged store "
+    "aside within the run folder; its bytes are never written",
+    ("evaluate/salvage.py", "read_damaged", "shutil.copyfile"): "a scratch copy in a "
+    "private temporary folder, read and deleted",
+    ("evaluate/salvage.py", "read_damaged", "duckdb.connect"): "opens that scratch copy",
+    ("evaluate/run_files.py", "read_records", "open"): "cuts a killed append's partial "
+    "last line off a JSON-lines results file (xcheck, collect) in place; no run folder file",
+    ("scene/prebuilt.py", "export", "mujoco.mj_saveModel"): "into a private temporary "
+    "folder; the bytes are then written through write_atomic",
+}
+WRITE_METHODS = {"write_text", "write_bytes", "rename", "symlink_to", "hardlink_to", "touch"}
+WRITE_FUNCS = {
+    "os.open", "os.rename", "os.replace", "os.link", "os.symlink", "shutil.copy",
+    "shutil.copyfile", "shutil.copy2", "shutil.move", "shutil.copytree",
+    "mujoco.mj_saveModel", "np.save", "np.savez", "np.savez_compressed",
+}  # fmt: skip
+
+
+def dotted(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return f"{dotted(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else "?"
+
+
+def writer(call: ast.Call) -> str | None:
+    """The name of the write `call` makes, or None."""
+    name = dotted(call.func)
+    if name in WRITE_FUNCS:
+        return name
+    if name == "duckdb.connect" and (call.args or call.keywords):  # no args: in memory
+        return name
+    if name == "open" and len(call.args) > 1:
+        mode = call.args[1]
+        if not isinstance(mode, ast.Constant) or set(str(mode.value)) & set("wax+"):
+            return "open"
+    if isinstance(call.func, ast.Attribute):
+        attr = call.func.attr
+        if attr in WRITE_METHODS or attr in {"to_parquet", "savez", "save"}:
+            return attr
+        if attr == "replace" and len(call.args) == 1:  # Path.replace (str.replace takes 2)
+            return attr
+        if attr == "open" and call.args:
+            mode = call.args[0]
+            if isinstance(mode, ast.Constant) and set(str(mode.value)) & set("wax+"):
+                return "open"
+    return None
+
+
+def sql_copy_to(call: ast.Call) -> bool:
+    """An `execute("COPY ... TO ...")`: DuckDB writing a file."""
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "execute"):
+        return False
+    text = " ".join(
+        n.value for a in call.args for n in ast.walk(a) if isinstance(n, ast.Constant)
+        if isinstance(n.value, str)
+    )  # fmt: skip
+    return "COPY" in text and " TO " in text
+
+
+def findings(module: str) -> list[tuple[str, str, int]]:
+    """(function, write, line) of every write in `module` outside `with replacing`."""
+    tree = ast.parse((ROOT / module).read_text())
+    out: list[tuple[str, str, int]] = []
+
+    def visit(node: ast.AST, func: str, guarded: bool) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            func = node.name
+        if isinstance(node, ast.With) and any(
+            isinstance(i.context_expr, ast.Call)
+            and dotted(i.context_expr.func).endswith("replacing")
+            for i in node.items
+        ):
+            guarded = True
+        if isinstance(node, ast.Call) and not guarded:
+            what = "COPY TO" if sql_copy_to(node) else writer(node)
+            if what is not None:
+                out.append((func, what, node.lineno))
+        for child in ast.iter_child_nodes(node):
+            visit(child, func, guarded)
+
+    visit(tree, "<module>", False)
+    return out
+
+
+def test_output_writers_go_through_the_atomic_helper() -> None:
+    unguarded, used = [], set()
+    for module in MODULES:
+        for func, what, line in findings(module):
+            key = (module, func, what)
+            if key in ALLOWED:
+                used.add(key)
+            else:
+                unguarded.append(f"metasim/{module}:{line} {func}: {what}")
+    assert not unguarded, (
+        "write output files through metasim.guards.replacing/write_atomic (or allow-list "
+        "the call with its reason): " + "; ".join(unguarded)
+    )
+    assert used == set(ALLOWED), f"allow-list entries that match nothing: {set(ALLOWED) - used}"
+
+
+def test_the_scan_sees_a_plain_write() -> None:
+    """The scan itself: a write outside the helper is found, one inside is not."""
+    tree = ast.parse(
+        "def f(p):\n    p.write_text('x')\n"
+        "def g(p):\n    with replacing(p) as t:\n        t.write_text('x')\n"
+    )
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and writer(n)]
+    assert [dotted(c.func) for c in calls] == ["p.write_text", "t.write_text"]
+    assert writer(ast.parse("s.replace('a', 'b')").body[0].value) is None  # type: ignore[attr-defined]
+    assert sql_copy_to(ast.parse("c.execute(f'COPY (x) TO {y} (FORMAT parquet)')").body[0].value)  # type: ignore[attr-defined]
