@@ -9,12 +9,9 @@
   the verb writes (a metasim PNG, a metasim HTML page, a stamped metasim JSON ...), so a
   user's own file named by mistake is refused, never overwritten. Every user-named output
   file goes through `check_out_file` (or the argparse type `out_file(kind)`).
-- writing output files: `replacing(target)` / `write_atomic(target, data)` are the one
-  way metasim writes a results file (a run folder's, a prebuilt scene's, a report): a
-  temporary file made new beside the target (never through a link), renamed over it with
-  `os.replace`, so a reader sees the old file or the new one, a crash leaves no half
-  file, and a symlink at the target is replaced by the file, never written through
-  (tests/test_atomic_writes.py holds the writers of those modules to it).
+- writing output files: `replacing` / `write_atomic`, the one way metasim writes a results
+  file (a run folder's, a prebuilt's, a report): a new file beside the target renamed
+  over it, never written through a symlink (tests/test_atomic_writes.py checks).
 - inputs: `check_size` refuses a file over a byte limit unread; `image_size` reads an
   image's header and refuses one whose decoded size is over METASIM_MAX_PIXELS before
   decoding; `load_npy` reads a .npy header (dtype, shape) before loading; `load_json`
