@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             from metasim.errors import MetasimInputError
 
             raise MetasimInputError("metasim runs", ["--sql writes CSV; it does not take --json"])
-        run_sql(args.root, args.sql, sys.stdout)
+        run_sql(args.root, args.sql, sys.stdout, lambda t: sys.stderr.write(f"warning: {t}\n"))
         return 0
     rows = [describe(e) for e in find_runs(args.root)]
     for r in rows:

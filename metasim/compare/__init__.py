@@ -51,9 +51,28 @@ def compare_loaded(
             result["plan"] = plan(result)
         comparisons.append(result)
     out = dict(comparisons[0])
-    out["warnings"] = warnings(comparisons)
+    out["warnings"] = same_folder(runs) + warnings(comparisons)
     if len(runs) > 2:
         out["comparisons"] = comparisons
+    return out
+
+
+def same_folder(runs: list[Run]) -> list[str]:
+    """A note for each run folder named more than once (`compare A A`): a run compared
+    with itself pairs every episode with itself, so every difference is 0 by
+    construction, not a finding."""
+    out: list[str] = []
+    first: dict[Path, int] = {}
+    for i, run in enumerate(runs, 1):
+        where = run.path.resolve()
+        if where in first:
+            out.append(
+                f"{run.path} is run {first[where]} again (the same folder, arguments "
+                f"{first[where]} and {i}): a run compared with itself differs nowhere by "
+                "construction; name two different run folders"
+            )
+        else:
+            first[where] = i
     return out
 
 

@@ -7,7 +7,8 @@ it (eval's resume, `eval --resume`, report, compare, correlate, xcheck --run, co
 RUN_DIR/manifest.json     `read_manifest` (the object eval writes, with its config),
                           `manifest_config` (that config validated: an `EvalConfig`)
 RUN_DIR/summary.json      `read_summary` (a `RunSummary`, every field validated)
-RUN_DIR/episodes.parquet  `read_episodes` (column types and nulls checked first)
+RUN_DIR/episodes.parquet  `read_episodes` (column types, nulls and duplicate keys checked
+                          first: `read_episode_table`, which `metasim runs` uses too)
 *.jsonl                   `read_records` (append-only results: xcheck.jsonl, collect's
                           meta/metasim_episodes.jsonl; one JSON object per line)
 """
@@ -99,11 +100,20 @@ def read_records(
 
 
 def read_episodes(run_dir: Path) -> list[EpisodeRecord]:
-    """RUN_DIR/episodes.parquet's rows, its columns' types and nulls checked before any
-    value is read; [] when the run has no parquet export (tables still work)."""
+    """RUN_DIR/episodes.parquet's rows, checked by `read_episode_table` before any value
+    is read; [] when the run has no parquet export (tables still work)."""
     path = run_dir / "episodes.parquet"
     if not path.is_file():
         return []
+    return [_episode(row, str(path)) for row in read_episode_table(path).to_pylist()]
+
+
+def read_episode_table(path: Path) -> Any:
+    """An episodes.parquet as a pyarrow Table, refused (an input error naming the file,
+    exit 2) when it is over METASIM_PARQUET_MAX_BYTES, unreadable, has a column missing
+    or of the wrong type, or holds one (task, cell, episode) in more than one row (a
+    duplicated episode would be counted twice, or paired with either copy). Every reader
+    of a run's episode table goes through here: report, compare, runs."""
     import pyarrow.parquet as pq
 
     check_size(path, limit("METASIM_PARQUET_MAX_BYTES"), "METASIM_PARQUET_MAX_BYTES")
@@ -111,12 +121,44 @@ def read_episodes(run_dir: Path) -> list[EpisodeRecord]:
         table = pq.read_table(path)
     except Exception as exc:  # pyarrow raises several types for a corrupt file
         raise MetasimInputError(str(path), [f"cannot be read ({exc})"]) from None
-    problems = column_problems(table)
+    problems = column_problems(table) or duplicate_problems(table)
     if problems:
         raise MetasimInputError(
             str(path), problems, "It is not the episodes.parquet metasim eval writes"
         )
-    return [_episode(row, str(path)) for row in table.to_pylist()]
+    return table
+
+
+EpisodeKey = tuple[str, str, int]  # task, cell, episode: one row each in an episodes table
+
+
+def duplicate_key(table: Any) -> EpisodeKey | None:
+    """The first (task, cell, episode) that more than one row of an episodes table (its
+    columns already checked) holds, in row order; None when every key is one row. A
+    missing or empty cell is the nominal cell, as `read_episodes` reads it."""
+    n = table.num_rows
+    tasks = table.column("task").to_pylist()
+    episodes = table.column("episode").to_pylist()
+    cells = table.column("cell").to_pylist() if "cell" in table.column_names else [None] * n
+    seen: set[EpisodeKey] = set()
+    for task, cell, episode in zip(tasks, cells, episodes, strict=True):
+        key = (str(task), str(cell or "nominal"), int(episode))
+        if key in seen:
+            return key
+        seen.add(key)
+    return None
+
+
+def duplicate_problems(table: Any) -> list[str]:
+    """`duplicate_key` as a problem line, or none."""
+    key = duplicate_key(table)
+    if key is None:
+        return []
+    task, cell, episode = key
+    return [
+        f"(task, cell, episode) ({task!r}, {cell!r}, {episode}) is in more than one row; "
+        "each episode must be one row"
+    ]
 
 
 # Column -> (what it must be, whether it may be missing or hold nulls). Checked before

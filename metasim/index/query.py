@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import json
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -43,8 +43,8 @@ def _create_runs(con: Any, rows: list[dict[str, Any]]) -> None:
 
 
 def _create_episodes(con: Any, entries: list[RunEntry]) -> None:
-    """Load every readable episodes.parquet (a damaged one is left out: its run's
-    status says why)."""
+    """Load every episodes.parquet that `read_episode_table` accepts (a damaged one is
+    left out: its run's status says why, and `run_sql` warns of it)."""
     files = [e for e in entries if e.episodes_done is not None]
     if files:
         listed = ", ".join(_quote(str(e.parquet)) for e in files)
@@ -91,12 +91,23 @@ def open_index(root: str | Path) -> Iterator[tuple[Any, list[RunEntry]]]:
             con.close()
 
 
-def run_sql(root: str | Path, sql: str, out: IO[str]) -> int:
+def run_sql(
+    root: str | Path, sql: str, out: IO[str], warn: Callable[[str], object] | None = None
+) -> int:
     """Run `sql` over the runs under `root`, writing the result as CSV (header first) to
-    `out`; return the number of rows. Bad SQL is an input error naming --sql."""
+    `out`; return the number of rows. Bad SQL is an input error naming --sql. A damaged
+    run (its status says why) is queried as it is: a refused episodes.parquet (a
+    duplicated episode, a column of the wrong type) is left out of `episodes`, and
+    `warn` is told of each such run, so one damaged run among many neither stops the
+    query nor counts silently."""
     import duckdb
 
-    with open_index(root) as (con, _):
+    with open_index(root) as (con, entries):
+        for e in entries:
+            if e.problems and warn is not None:
+                left_out = e.parquet.is_file() and e.episodes_done is None
+                tail = "; its episodes are left out of the episodes view" if left_out else ""
+                warn(f"{e.path}: damaged: {'; '.join(e.problems)}{tail}")
         try:
             cur = con.execute(sql)
         except duckdb.Error as exc:

@@ -2,10 +2,12 @@
 
 A run folder is a folder holding `manifest.json` (written by `metasim eval` before its
 first episode). Its description comes from manifest.json (config, versions, checkpoint,
-renderer), summary.json (successes, when the run has finished once) and the footer of
-episodes.parquet (episodes done). Nothing is opened for writing and nothing is locked:
-episodes.duckdb, which a running eval holds, is never opened, and `run.lock` is never
-locked: the kernel's lock table (/proc/locks) says whether an eval holds it now.
+renderer), summary.json (successes, when the run has finished once) and episodes.parquet
+(episodes done), read through `evaluate.run_files.read_episode_table`: a table it refuses
+makes the run "damaged" (its status says why) and keeps it out of the `episodes` view.
+Nothing is opened for writing and nothing is locked: episodes.duckdb, which a running
+eval holds, is never opened, and `run.lock` is never locked: the kernel's lock table
+(/proc/locks) says whether an eval holds it now.
 """
 
 from __future__ import annotations
@@ -84,12 +86,15 @@ def _entry(path: Path, base: Path) -> RunEntry:
     entry = RunEntry(path, path.relative_to(base).as_posix() or ".", manifest, problems=problems)
     entry.summary = _read_json(path / "summary.json", problems)
     if entry.parquet.is_file():
-        try:
-            import pyarrow.parquet as pq
+        from metasim.evaluate.run_files import read_episode_table
 
-            entry.episodes_done = pq.ParquetFile(entry.parquet).metadata.num_rows
-        except Exception as exc:  # pyarrow raises several types for a damaged file
-            problems.append(f"episodes.parquet: cannot be read ({exc})")
+        # the one validating reader of episode tables: a damaged one (unreadable, a
+        # column of the wrong type, a duplicated episode) makes the run damaged, and
+        # it is left out of the `episodes` view (query.py), never counted
+        try:
+            entry.episodes_done = read_episode_table(entry.parquet).num_rows
+        except MetasimInputError as exc:
+            problems.append(f"episodes.parquet: refused ({'; '.join(exc.problems)})")
     return entry
 
 
