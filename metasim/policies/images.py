@@ -24,24 +24,29 @@ way, and openpi's LIBERO client then rotates it 180°).
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
 
 ResizeMode = Literal["resize_with_pad", "resize", "center_crop"]
+MAX_SIDE = 4096  # an image's width or height: the bound of a scene camera's and of PIXELS
+# a width or height in pixels: 0 would hand the policy empty images every step, a
+# negative one fail every episode; bounded like the scene's cameras (4096² pixels is
+# well under METASIM_MAX_PIXELS)
+Side = Annotated[int, Field(ge=1, le=MAX_SIDE)]
 
 
 class ImageSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     camera: str
-    size: tuple[int, int] | None = Field(default=None, description="(width, height) in pixels")
+    size: tuple[Side, Side] | None = Field(default=None, description="(width, height) in pixels")
     resize: ResizeMode = "resize_with_pad"
     rotate: Literal[0, 90, 180, 270] = 0
     layout: Literal["hwc_uint8", "chw_float"] = "hwc_uint8"
     depth: bool = False  # also send a depth image (metres, float32) under "<key>_depth"
-    render: tuple[int, int] | None = Field(
+    render: tuple[Side, Side] | None = Field(
         default=None, description="(width, height) to render at before fitting to `size`"
     )
     filter: Literal["box", "bilinear"] = "box"
