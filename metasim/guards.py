@@ -4,9 +4,9 @@
   argparse types; a float must be finite. `SEED` is a whole number in [0, 2**32).
   Every numeric argument of every verb uses one of them (tests/test_guards.py checks).
 - output paths: `check_out_dir` / `check_out_file` refuse a path that is a file, lies
-  under a file, or cannot be created, before any work is done. An output file is also
-  checked for what it holds: an existing file is replaced only when it is an `OutKind`
-  the verb writes (a metasim PNG, a metasim HTML page, a stamped metasim JSON ...), so a
+  under a file, is no regular file (a pipe), or cannot be created, before any work. An
+  output file is also checked for what it holds: an existing file is replaced only when
+  it is an `OutKind` the verb writes (a metasim PNG, HTML page, stamped JSON ...), so a
   user's own file named by mistake is refused, never overwritten. Every user-named output
   file goes through `check_out_file` (or the argparse type `out_file(kind)`).
 - writing output files: `replacing` / `write_atomic`, the one way metasim writes a results
@@ -94,10 +94,12 @@ SEED = bounded_int(0, SEED_MAX)
 
 def out_problem(path: Path, want_dir: bool) -> str | None:
     """Why `path` cannot be written as an output folder (`want_dir`) or file, or None:
-    a file at or above a folder, a folder where a file goes, or no write permission
-    in the nearest folder that exists. Nothing is created."""
+    a file at or above a folder, a folder (or pipe, device, socket) where a file goes,
+    or no write permission in the nearest folder that exists. Nothing is created."""
     if not want_dir and path.is_dir():
         return f"{path} is a folder; expected a file name"
+    if not want_dir and os.path.exists(path) and not os.path.isfile(path):  # never raise
+        return f"{path} is not a regular file (a named pipe, a device); expected a file name"
     start = path if want_dir else path.parent
     for p in [start, *start.parents]:
         try:

@@ -4,13 +4,14 @@ episodes within each task (`stats.episode_bootstrap`)."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 from matplotlib.figure import Figure
 
-from metasim.guards import PNG_SOFTWARE
+from metasim.guards import PNG_SOFTWARE, write_atomic
 from metasim.report.data import Run
 from metasim.report.plots import COLORS, plt, to_data_uri
 from metasim.stats.episode_bootstrap import profile_bands, resample_one
@@ -46,12 +47,15 @@ def profile_figure(
 
 
 def profile_png(runs: Sequence[Run], tasks: Sequence[str], path: Path, seed: int = 0) -> Path:
-    """Write the profile figure as a PNG to `path`."""
+    """Write the profile figure as a PNG to `path` (`write_atomic`: a new file renamed
+    over it, never written through a link or into a pipe)."""
     fig = profile_figure(runs, tasks, seed=seed)
+    buf = io.BytesIO()
     fig.savefig(
-        path, format="png", dpi=110, bbox_inches="tight", metadata={"Software": PNG_SOFTWARE}
+        buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": PNG_SOFTWARE}
     )
     plt.close(fig)
+    write_atomic(path, buf.getvalue())
     return path
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from metasim.correlate.plot import scatter_plot
 from metasim.correlate.study import Study
+from metasim.guards import write_atomic
 from metasim.report.html import Raw, esc, figure, page, section, table
 
 METRICS = ("pearson", "spearman", "kendall", "mmrv")
@@ -53,5 +54,5 @@ def write_html(study: Study, result: dict[str, Any], path: str | Path) -> Path:
         ),
     ]
     out = Path(path)
-    out.write_text(page("metasim correlation study", "", sections))
+    write_atomic(out, page("metasim correlation study", "", sections))
     return out

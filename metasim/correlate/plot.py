@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from metasim.correlate.study import Study, TaskData
-from metasim.guards import PNG_SOFTWARE
+from metasim.guards import PNG_SOFTWARE, write_atomic
 from metasim.stats import success_interval
 
 
@@ -66,5 +67,7 @@ def scatter_plot(
     fig.tight_layout()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, format="png", metadata={"Software": PNG_SOFTWARE})
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": PNG_SOFTWARE})
+    write_atomic(out, buf.getvalue())  # renamed over it: never into a link or a pipe
     return out
