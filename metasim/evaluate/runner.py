@@ -27,6 +27,7 @@ import numpy as np
 from metasim.errors import MetasimInputError
 from metasim.evaluate.checkpoint import checkpoint_record
 from metasim.evaluate.config import EvalConfig
+from metasim.evaluate.content import scene_record
 from metasim.evaluate.executors import Shard, check_ray, run_local, run_ray
 from metasim.evaluate.plan import Plan, PlanItem
 from metasim.evaluate.records import CellSummary, EpisodeRecord, RunSummary, TaskSummary
@@ -93,8 +94,11 @@ def default_run_dir(cfg: EvalConfig) -> Path:
     return Path("runs") / f"{stamp}-{cfg.suite.name}-{cfg.policy.kind}"
 
 
-def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, Any]:
-    """What reproduces the run: config, versions, git commit, per-episode seeds."""
+def manifest(
+    cfg: EvalConfig, tasks: list[str], cells: list[str], scenes: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """What reproduces the run: config, versions, git commit, per-episode seeds, and the
+    content hash of each task's scene (`scenes`, `metasim.evaluate.content`)."""
     from metasim.policies.conventions import GRIPPER_MEANING
     from metasim.sim import backend_fidelity
 
@@ -127,6 +131,7 @@ def manifest(cfg: EvalConfig, tasks: list[str], cells: list[str]) -> dict[str, A
         "versions": versions(),
         "backend_fidelity": backend_fidelity(cfg.backend),
         "tasks": tasks,
+        "scenes": scenes or {},
         "cells": cells,
         "episode_seeds": "episode k of every task and cell: episode_seed(config.seed, k)",
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -151,7 +156,8 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None, extend: bool = False)
     start = time.perf_counter()
     closed = False
     try:
-        store.check_manifest(manifest(cfg, names, plan.cell_ids), extend)
+        scenes = scene_record(plan.tasks)
+        store.check_manifest(manifest(cfg, names, plan.cell_ids, scenes), extend)
         runner = _Runner(cfg, store, progress, names, len(cells))
         adaptive: dict[str, Any] = {}
         for item in plan.items():

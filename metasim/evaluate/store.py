@@ -2,8 +2,9 @@
 
 RUN_DIR/episodes.duckdb   written as each episode ends (one committed insert each), so a
                           killed run keeps every episode it finished
-RUN_DIR/manifest.json     config, package versions, git commit, seeds: what a resume
-                          must match and what reproduces the run
+RUN_DIR/manifest.json     config, package versions, git commit, seeds, each scene's
+                          content hash: what a resume must match and what reproduces
+                          the run (metasim.evaluate.content)
 RUN_DIR/episodes.parquet  exported from the table when the run completes
 RUN_DIR/.metasim-run      the marker that says the folder is a run folder (written
                           first, atomically; a format version): `metasim eval out=`
@@ -39,6 +40,7 @@ from typing import Any
 import duckdb
 
 from metasim.errors import MetasimInputError
+from metasim.evaluate.content import check_content
 from metasim.evaluate.records import EpisodeRecord, decode_factors, encode_factors
 from metasim.evaluate.resume import differing, mismatch, normalized
 from metasim.evaluate.run_files import read_manifest
@@ -105,12 +107,15 @@ class RunStore:
         if not path.exists():
             self._write_manifest(manifest)
             return
-        old = read_manifest(self.run_dir)
-        was = old["config"]
+        held = read_manifest(self.run_dir)
+        was = held["config"]
         recorded = {k: was.get(k, ABSENT.get(k)) for k in OUTCOME_FIELDS}
         now = normalized({k: manifest["config"].get(k, ABSENT.get(k)) for k in OUTCOME_FIELDS})
         changed = differing(recorded, now)
-        if extend and changed == ["episodes"]:
+        if changed and not (extend and changed == ["episodes"]):
+            raise mismatch(self.run_dir, changed, "out=")
+        old = check_content(held, manifest, self.run_dir)  # the scenes' content, by task
+        if extend and changed:
             if not _more(now["episodes"], recorded["episodes"]):
                 raise MetasimInputError(
                     str(self.run_dir),
@@ -125,12 +130,9 @@ class RunStore:
                 *(prior if isinstance(prior, list) else []),
                 {"episodes": recorded["episodes"]},
             ]
-            self._write_manifest(
-                {**old, "config": {**was, "episodes": now["episodes"]}, "extended": extended}
-            )
-            return
-        if changed:
-            raise mismatch(self.run_dir, changed, "out=")
+            old = {**old, "config": {**was, "episodes": now["episodes"]}, "extended": extended}
+        if old is not held:  # a new count, or content hashes an older manifest lacked
+            self._write_manifest(old)
 
     def _write_manifest(self, manifest: dict[str, Any]) -> None:
         write_atomic(self.run_dir / "manifest.json", json.dumps(manifest, indent=2) + "\n")

@@ -20,7 +20,9 @@ old one: a symlink in the folder is replaced, never written through). Two refere
 whose file names would be the same (`a/b.yaml` and `a_b.yaml`), in one export or against
 a prebuilt already in the folder, are refused naming both, before anything is written.
 
-`prebuilt:<name>` then resolves a task in the folder `$METASIM_PREBUILT` (or
+`prebuilt:<name>` then resolves a task in the folder `$METASIM_PREBUILT` (several
+joined by ":"; a name is a file name of one of them, never a path out of them, and a
+name two of them hold is refused naming both: `prebuilt_format.locate`) (or
 `prebuilt:<path>.prebuilt.json`), and every tool that compiles a task's scene (eval's
 workers included) gets the saved model back instead of compiling: `compile_scene` calls
 `compile.load_prebuilt` for a scene whose source is a `.prebuilt.json` file. A scene that differs

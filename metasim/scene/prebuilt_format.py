@@ -28,7 +28,8 @@ SUITES_KIND = OutKind("a prebuilt suite list written by metasim", stamped_json(S
 
 
 def folders() -> list[Path]:
-    """The prebuilt folders `prebuilt:<name>` references resolve in, in order:
+    """The prebuilt folders `prebuilt:<name>` references resolve in (a name in two of
+    them is refused, see `locate`):
     $METASIM_PREBUILT, one folder or several joined by the path separator (":"), so
     that folders carried separately (each under a transfer limit) run as one."""
     return [Path(p) for p in os.environ.get(ENV, "").split(os.pathsep) if p]
@@ -60,19 +61,43 @@ def suites() -> dict[str, list[str]]:
 
 def locate(ref: str) -> Path:
     """The `.prebuilt.json` file of `prebuilt:<name>` or `prebuilt:<path>` (LookupError
-    saying why not)."""
+    saying why not).
+
+    A name is a file name inside the folders of $METASIM_PREBUILT (no folder part, no
+    `..`: it never reaches outside them). A name found in two of the folders is refused,
+    naming both: which one ran would depend on the order of the folders, and a suite
+    listed by one folder would silently run the other's task. (A warning would be
+    missed in a long run's log, and first-wins is exactly what made a suite of one
+    folder run another's task.) Give the path of the one meant, or remove the other."""
     body = ref.removeprefix(PREFIX)
     if body.endswith(SUFFIX):
-        path = Path(body)
-    else:
-        where = folders()
-        if not where:
-            raise LookupError(
-                f"{ref!r}: set ${ENV} to the folder `metasim scene prebuild` wrote, or give "
-                f"the path of a {SUFFIX} file"
-            )
-        found = [w / f"{body}{SUFFIX}" for w in where if (w / f"{body}{SUFFIX}").is_file()]
-        path = found[0] if found else where[0] / f"{body}{SUFFIX}"
+        return _existing(ref, Path(body))
+    where = folders()
+    if not where:
+        raise LookupError(
+            f"{ref!r}: set ${ENV} to the folder `metasim scene prebuild` wrote, or give "
+            f"the path of a {SUFFIX} file"
+        )
+    if not body or body in (".", "..") or "/" in body or os.sep in body or "\0" in body:
+        raise LookupError(
+            f"{ref!r}: a prebuilt name is a file name in the folders of ${ENV} (no folder "
+            f"part, no '..'); give the path of a {SUFFIX} file to use one elsewhere"
+        )
+    found = [w / f"{body}{SUFFIX}" for w in where if (w / f"{body}{SUFFIX}").is_file()]
+    unique: dict[Path, Path] = {}
+    for path in found:  # one folder given twice is one folder
+        unique.setdefault(path.resolve(), path)
+    found = list(unique.values())
+    if len(found) > 1:
+        raise LookupError(
+            f"{ref!r}: the prebuilt scene {body!r} is in several folders of ${ENV} "
+            f"({', '.join(str(p.parent) for p in found)}); which one ran would depend on the "
+            f"folders' order. Remove it from all but one, or give the path of its {SUFFIX} file"
+        )
+    return _existing(ref, found[0] if found else where[0] / f"{body}{SUFFIX}")
+
+
+def _existing(ref: str, path: Path) -> Path:
     if not path.is_file():
         raise LookupError(f"{ref!r}: no such prebuilt scene ({path})")
     return path

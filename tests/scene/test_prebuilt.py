@@ -293,3 +293,38 @@ def test_prebuild_refuses_two_references_with_one_file_name(
     err = capsys.readouterr().err
     assert "holds the prebuilt of 'a_b.yaml'; exporting 'a/b.yaml'" in err, err
     assert {p.name: p.read_bytes() for p in two.iterdir()} == before
+
+
+def test_a_name_in_two_prebuilt_folders_or_outside_them_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 47 finding 4: with METASIM_PREBUILT=A:B, a suite listed only by B whose task
+    A also holds ran A's task (first wins, silently). A name two folders hold is refused
+    naming both (exit 2, before anything runs); `prebuilt:../x` never reaches outside
+    the folders. With one folder, the run's manifest records the file the task resolved
+    to and its content hash."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert cli_main(["scene", "prebuild", "lift_cube", "--out", str(a)]) == 0
+    assert cli_main(["scene", "prebuild", "lift_cube", "--out", str(b), "--suite", "s"]) == 0
+    monkeypatch.setenv(prebuilt.ENV, f"{a}{os.pathsep}{b}")
+    capsys.readouterr()
+    run = tmp_path / "run"
+    assert cli_main(["eval", "--quiet", "suite=prebuilt_s", "episodes=1", f"out={run}"]) == 2
+    err = capsys.readouterr().err
+    assert f"'lift_cube' is in several folders of $METASIM_PREBUILT ({a}, {b})" in err, err
+    assert "Traceback" not in err and err.count("\n") == 1 and not run.exists(), err
+    monkeypatch.setenv(prebuilt.ENV, f"{b}{os.pathsep}{b}")  # one folder given twice
+    assert compile_task("prebuilt:lift_cube").source == b / "lift_cube.prebuilt.json"
+
+    monkeypatch.setenv(prebuilt.ENV, str(a))
+    for ref in ("prebuilt:../b/lift_cube", f"prebuilt:{b}/lift_cube", "prebuilt:.."):
+        assert cli_main(["scene", "validate", ref]) == 2, ref
+        err = capsys.readouterr().err
+        assert "a prebuilt name is a file name in the folders of $METASIM_PREBUILT" in err, err
+    assert cli_main(["scene", "validate", f"prebuilt:{b}/lift_cube.prebuilt.json"]) == 0
+
+    monkeypatch.setenv(prebuilt.ENV, str(b))
+    assert cli_main(["eval", "--quiet", "suite=prebuilt_s", "episodes=1", f"out={run}"]) == 0
+    scenes = json.loads((run / "manifest.json").read_text())["scenes"]
+    assert scenes["lift_cube"]["file"] == str(b / "lift_cube.prebuilt.json")
+    assert scenes["lift_cube"]["ref"] == "prebuilt:lift_cube"
