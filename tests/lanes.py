@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import functools
 import subprocess
-import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
@@ -167,7 +166,6 @@ class LaneGuard:
     def __init__(self) -> None:
         self.current: pytest.Item | None = None
         self._init: Any = None
-        self._local = threading.local()
 
     def install(self) -> None:
         guard, init = self, subprocess.Popen.__init__

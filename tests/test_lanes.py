@@ -45,6 +45,16 @@ def test_the_whole_suite_is_in_its_lanes() -> None:
     assert "tests missing their lane marker" not in out.stderr
 
 
+def test_plain_pytest_runs_the_fast_lane() -> None:
+    """pyproject's addopts deselects every other lane: `pytest` alone is the fast lane."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]
+    assert f'-m "{lanes.FAST}"' in config["ini_options"]["addopts"]
+    declared = {m.split(":", 1)[0] for m in config["ini_options"]["markers"]}
+    assert declared == set(lanes.LANES)
+
+
 def test_a_fixture_that_needs_a_lane_is_refused_on_an_unmarked_test(tmp_path: Path) -> None:
     (tmp_path / "test_x.py").write_text(
         "import pytest\n"
