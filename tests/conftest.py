@@ -72,6 +72,18 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A phase in which the lane guard refused a process fails, whatever the test did
+    with the refusal (caught it, skipped as if a package were missing)."""
+    report = yield
+    hit = GUARD.hit(item)
+    if hit is not None and report.outcome != "failed":
+        report.outcome = "failed"
+        report.longrepr = hit
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
     GUARD.current = item
     try:

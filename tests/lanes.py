@@ -165,6 +165,7 @@ class LaneGuard:
 
     def __init__(self) -> None:
         self.current: pytest.Item | None = None
+        self.hits: dict[str, str] = {}  # nodeid -> the first refusal (`hit`)
         self._init: Any = None
 
     def install(self) -> None:
@@ -190,10 +191,17 @@ class LaneGuard:
         if missing:
             lane = sorted(missing)[0]
             shown = " ".join(_strings(args))[:200]
-            raise RuntimeError(
+            message = (
                 f"{item.nodeid} started a process of the {lane!r} lane ({shown}) without "
                 f"@pytest.mark.{lane}; mark the test (tests/lanes.py)"
             )
+            self.hits.setdefault(item.nodeid, message)
+            raise RuntimeError(message)
+
+    def hit(self, item: pytest.Item) -> str | None:
+        """The refusal of `item`'s phase that just ran, if any (taken: asked once), so a
+        test that caught the RuntimeError (and skipped or passed) still fails."""
+        return self.hits.pop(item.nodeid, None)
 
 
 def shard(items: list[pytest.Item], spec: str) -> tuple[list[pytest.Item], list[pytest.Item]]:

@@ -270,10 +270,15 @@ def compile_task(ref: str | Path, where: str = "") -> CompiledScene:
 
 
 def asset_roots() -> list[Path]:
-    """Every source's `asset_roots`, resolved (links followed), those that exist."""
+    """Every source's `asset_roots`, resolved (links followed), those that exist; a source
+    whose package is not installed here (a prebuilt task runs without it) has none."""
     out: list[Path] = []
     for _, source in SOURCES.items():
-        out += [p.resolve() for p in source.asset_roots() if p.is_dir()]
+        try:
+            roots = source.asset_roots()
+        except (ImportError, MetasimInputError):
+            continue
+        out += [p.resolve() for p in roots if p.is_dir()]
     return list(dict.fromkeys(out))
 
 

@@ -125,6 +125,7 @@ def test_record_image_size_is_what_the_policys_own_resize_computes(
     assert worst <= 2.0, worst  # PIL's two uint8 passes against torch's float resize
 
 
+@pytest.mark.reference  # the task loads from the Meta-World reference venv
 @pytest.mark.parametrize(
     ("extra", "words"),
     [

@@ -37,6 +37,7 @@ def test_libero_cameras_close_to_opengl() -> None:
     assert min(psnr.values()) > 30.0, psnr
 
 
+@pytest.mark.reference  # Meta-World loads from its reference venv
 def test_metaworld_corner_close_to_opengl() -> None:
     # measured 29.3 dB (128x128, 2x2 samples); corner2/3, topview and gripperPOV: 21-23 dB
     # for reasons of design (docs/rendering.md)
