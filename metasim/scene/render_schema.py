@@ -18,14 +18,16 @@ class RaytraceSpec(Strict):
     that hit nothing show the model's skybox texture (else black); `shading: opengl` clamps
     the lit colour before the texture multiplies it and adds the specular after, as
     MuJoCo's OpenGL does (`warp`: MuJoCo Warp's own order, see
-    metasim.sim.warp.gl_shading)."""
+    metasim.sim.warp.gl_shading); `reflections`: OpenGL's planar reflection in the scene's
+    one reflective plane or box (metasim.sim.warp.gl_reflection; with `shading: opengl`)."""
 
     samples_per_pixel: Annotated[int, Field(ge=1, le=4)] = 2
     shadows: bool = True
-    shadow_fraction: Annotated[float, Field(ge=0, le=1)] = 0.3
+    shadow_fraction: Annotated[float, Field(ge=0, le=1)] = 0.0
     specular: bool = True
     skybox: bool = True
     shading: Literal["opengl", "warp"] = "opengl"
+    reflections: bool = True
 
 
 class RenderSpec(Strict):

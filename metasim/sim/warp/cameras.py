@@ -26,6 +26,7 @@ from metasim.sim.base import UnsupportedScene
 from metasim.sim.cameras import View
 from metasim.sim.warp.fields import STATIC_POSE_FIELDS, place_static_geoms, set_world_field
 from metasim.sim.warp.frames import FrameResolver, host
+from metasim.sim.warp.gl_reflection import find_mirror, mirror_kernel
 from metasim.sim.warp.gl_shading import render_module
 from metasim.sim.warp.support import pick_device, put_model
 
@@ -132,6 +133,12 @@ class WarpRig:
         self.shading = "warp" if module is None else "opengl"  # what it renders with
         with wp.ScopedDevice(self.device):
             self._contexts = [self._context(g) for g in self._groups]
+        # OpenGL's planar reflection: one more launch per group (gl_reflection)
+        mirror = find_mirror(model) if module is not None and settings.reflections else None
+        self._mirrors = [
+            None if mirror is None else mirror_kernel(module, self._wm, rc, mirror)
+            for rc in self._contexts
+        ]
         self._frames = FrameResolver(self.nworld, self.ss, self.device)
 
     def _context(self, targets: list[Target]) -> Any:
@@ -192,9 +199,13 @@ class WarpRig:
             if not self.shared:
                 self._upload()
             mjw.camlight(self._wm, self._wd)
-            for targets, rc in zip(self._groups, self._contexts, strict=True):
+            for targets, rc, mirror in zip(
+                self._groups, self._contexts, self._mirrors, strict=True
+            ):
                 mjw.refit_bvh(self._wm, self._wd, rc)
                 self._render(self._wm, self._wd, rc)
+                if mirror is not None:
+                    self._render(self._wm, self._wd, rc, mirror_kernel=mirror)
                 frames.update(self._read(targets, rc))
         return [frames[((v.camera, v.width, v.height), v.depth)] for v in self.views]
 

@@ -8,12 +8,18 @@ multiplies the texture into the base colour first, adds the specular after and c
 last, and skips the specular at shininess 0: a textured surface under bright lights
 (LIBERO's kitchens: a directional light of 0.8 plus two spots) saturates to white where
 OpenGL shows the texture (13.8 dB -> 30.1 dB on libero_90/5's agentview), and LIBERO's
-table (specular 0.2, shininess 0) is darker than OpenGL's. `render_module()` returns a
+table (specular 0.2, shininess 0) is darker than OpenGL's. A light that casts shadows
+(with shadows on) OpenGL draws in a pass of its own after the others, clamped alone and
+added to the frame (blend ONE, ONE): clamp(lit) x texture + clamp(own lit) x texture x
+lit-or-shadowed, which goes brighter than the texture where the other lights saturate
+(Meta-World's floor: 219 against its texture's 188); the edited kernel sums it so, and an
+occluded point gets `shadow_fraction` of it (OpenGL: 0). `render_module()` returns a
 copy of MuJoCo Warp's render module whose megakernel follows OpenGL's order; it is made
 from the installed module's source with a few line edits (written to a cache file, since
 Warp compiles a kernel from its source file). If the source no longer has the edited
 lines (another MuJoCo Warp version) it returns None, and the rig renders with MuJoCo
-Warp's own order (its images then differ more from OpenGL's; docs/rendering.md).
+Warp's own order (its images then differ more from OpenGL's; docs/rendering.md). The
+edits of OpenGL's planar reflection are metasim.sim.warp.gl_reflection's.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
+from metasim.sim.warp.gl_reflection import MIRROR_EDITS
+
 # (MuJoCo Warp's line, OpenGL's order): the texture and the specular kept apart, then
 # clamp(lit + specular) * texture
 EDITS = (
@@ -36,12 +44,27 @@ EDITS = (
     (
         '    if wp.static(rc_static["use_textures"]):\n      if mat_id >= 0:\n',
         "    tex_rgb = wp.vec3(1.0, 1.0, 1.0)\n    spec_sum = wp.vec3(0.0, 0.0, 0.0)\n"
+        "    shadow_sum = wp.vec3(0.0, 0.0, 0.0)\n"
         '    if wp.static(rc_static["use_textures"]):\n      if mat_id >= 0:\n',
     ),
-    (
+    (  # OpenGL draws each shadow-casting light in a pass of its own, clamped, added after
         "      result = result + wp.cw_mul(base_color, diff_rgb) + spec_rgb\n",
-        "      result = result + wp.cw_mul(base_color, diff_rgb)\n"
-        "      spec_sum = spec_sum + spec_rgb\n",
+        "      if use_shadows and light_castshadow_worldid[light_index]:\n"
+        "        own = diff_rgb\n"
+        '        if wp.static(rc_static["enable_per_light_ambient"]):\n'
+        "          own = own + light_ambient[worldid % light_ambient.shape[0], light_index]\n"
+        "        own_rgb = wp.min(wp.cw_mul(base_color, own) + spec_rgb, wp.vec3(1.0, 1.0, 1.0))\n"
+        "        shadow_sum = shadow_sum + wp.cw_mul(own_rgb, tex_rgb)\n"
+        "      else:\n"
+        "        result = result + wp.cw_mul(base_color, diff_rgb)\n"
+        "        spec_sum = spec_sum + spec_rgb\n",
+    ),
+    (  # the shadow-casting lights' ambient is part of their own pass
+        "          if light_active[worldid % light_active.shape[0], light_index]:\n",
+        "          if light_active[worldid % light_active.shape[0], light_index] and not (\n"
+        "            use_shadows\n"
+        "            and light_castshadow[worldid % light_castshadow.shape[0], light_index]\n"
+        "          ):\n",
     ),
     (
         "      result = result + wp.cw_mul(base_color, hl_diff) + hl_spec\n",
@@ -54,7 +77,8 @@ EDITS = (
     ),
     (
         "    hit_color = wp.min(result, wp.vec3(1.0, 1.0, 1.0))\n",
-        "    hit_color = wp.cw_mul(wp.min(result + spec_sum, wp.vec3(1.0, 1.0, 1.0)), tex_rgb)\n",
+        "    hit_color = wp.cw_mul(wp.min(result + spec_sum, wp.vec3(1.0, 1.0, 1.0)), tex_rgb)\n"
+        "    hit_color = wp.min(hit_color + shadow_sum, wp.vec3(1.0, 1.0, 1.0))\n",
     ),
 )
 
@@ -62,7 +86,7 @@ EDITS = (
 def patched_source(source: str) -> str | None:
     """MuJoCo Warp's render module source with OpenGL's texture order, or None if any
     edited line is missing or not unique."""
-    for old, new in EDITS:
+    for old, new in EDITS + MIRROR_EDITS:
         if source.count(old) != 1:
             return None
         source = source.replace(old, new)
