@@ -19,7 +19,9 @@ class RaytraceSpec(Strict):
     the lit colour before the texture multiplies it and adds the specular after, as
     MuJoCo's OpenGL does (`warp`: MuJoCo Warp's own order, see
     metasim.sim.warp.gl_shading); `reflections`: OpenGL's planar reflection in the scene's
-    one reflective plane or box (metasim.sim.warp.gl_reflection; with `shading: opengl`)."""
+    one reflective plane or box (metasim.sim.warp.gl_reflection); `mipmaps`: textures
+    sampled through mipmaps by each pixel's footprint, as OpenGL (gl_mipmaps); both with
+    `shading: opengl`."""
 
     samples_per_pixel: Annotated[int, Field(ge=1, le=4)] = 2
     shadows: bool = True
@@ -28,6 +30,7 @@ class RaytraceSpec(Strict):
     skybox: bool = True
     shading: Literal["opengl", "warp"] = "opengl"
     reflections: bool = True
+    mipmaps: bool = True
 
 
 class RenderSpec(Strict):

@@ -26,6 +26,7 @@ from metasim.sim.base import UnsupportedScene
 from metasim.sim.cameras import View
 from metasim.sim.warp.fields import STATIC_POSE_FIELDS, place_static_geoms, set_world_field
 from metasim.sim.warp.frames import FrameResolver, host
+from metasim.sim.warp.gl_mipmaps import attach_mipmaps
 from metasim.sim.warp.gl_reflection import find_mirror, mirror_kernel
 from metasim.sim.warp.gl_shading import render_module
 from metasim.sim.warp.support import pick_device, put_model
@@ -131,6 +132,7 @@ class WarpRig:
         module = render_module() if settings.shading == "opengl" else None
         self._render = mjw.render if module is None else module.render
         self.shading = "warp" if module is None else "opengl"  # what it renders with
+        self._module = module
         with wp.ScopedDevice(self.device):
             self._contexts = [self._context(g) for g in self._groups]
         # OpenGL's planar reflection: one more launch per group (gl_reflection)
@@ -144,6 +146,9 @@ class WarpRig:
     def _context(self, targets: list[Target]) -> Any:
         rc = self._make_context(targets)
         single_face_cubes(self.handler.model, rc)
+        if self._module is not None and self.settings.mipmaps:  # gl_mipmaps
+            attach_mipmaps(self.handler.model, rc)
+            rc._megakernel = self._module._build_megakernel(self._wm, rc, None, self.ss)
         return rc
 
     def _make_context(self, targets: list[Target]) -> Any:

@@ -32,6 +32,7 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
+from metasim.sim.warp.gl_mipmaps import mip_source
 from metasim.sim.warp.gl_reflection import MIRROR_EDITS
 
 # (MuJoCo Warp's line, OpenGL's order): the texture and the specular kept apart, then
@@ -90,7 +91,7 @@ def patched_source(source: str) -> str | None:
         if source.count(old) != 1:
             return None
         source = source.replace(old, new)
-    return source
+    return mip_source(source)
 
 
 @cache
