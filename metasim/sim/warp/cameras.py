@@ -26,10 +26,9 @@ from metasim.sim.base import UnsupportedScene
 from metasim.sim.cameras import View
 from metasim.sim.warp.fields import STATIC_POSE_FIELDS, place_static_geoms, set_world_field
 from metasim.sim.warp.frames import FrameResolver, host
-from metasim.sim.warp.gl_mipmaps import attach_mipmaps
-from metasim.sim.warp.gl_reflection import find_mirror, mirror_kernel
 from metasim.sim.warp.gl_shading import render_module
 from metasim.sim.warp.support import pick_device, put_model
+from metasim.sim.warp.trace import prepare_context, trace
 
 if TYPE_CHECKING:
     from metasim.scene.render_schema import RaytraceSpec
@@ -133,22 +132,16 @@ class WarpRig:
         self._render = mjw.render if module is None else module.render
         self.shading = "warp" if module is None else "opengl"  # what it renders with
         self._module = module
+        self._mirrors: list[Any] = []  # OpenGL's reflection, per context (trace.py)
         with wp.ScopedDevice(self.device):
             self._contexts = [self._context(g) for g in self._groups]
-        # OpenGL's planar reflection: one more launch per group (gl_reflection)
-        mirror = find_mirror(model) if module is not None and settings.reflections else None
-        self._mirrors = [
-            None if mirror is None else mirror_kernel(module, self._wm, rc, mirror)
-            for rc in self._contexts
-        ]
         self._frames = FrameResolver(self.nworld, self.ss, self.device)
 
     def _context(self, targets: list[Target]) -> Any:
         rc = self._make_context(targets)
         single_face_cubes(self.handler.model, rc)
-        if self._module is not None and self.settings.mipmaps:  # gl_mipmaps
-            attach_mipmaps(self.handler.model, rc)
-            rc._megakernel = self._module._build_megakernel(self._wm, rc, None, self.ss)
+        model, s = self.handler.model, self.settings
+        self._mirrors.append(prepare_context(model, self._wm, rc, s, self._module, self.ss))
         return rc
 
     def _make_context(self, targets: list[Target]) -> Any:
@@ -208,9 +201,7 @@ class WarpRig:
                 self._groups, self._contexts, self._mirrors, strict=True
             ):
                 mjw.refit_bvh(self._wm, self._wd, rc)
-                self._render(self._wm, self._wd, rc)
-                if mirror is not None:
-                    self._render(self._wm, self._wd, rc, mirror_kernel=mirror)
+                trace(self._render, self._wm, self._wd, rc, mirror)
                 frames.update(self._read(targets, rc))
         return [frames[((v.camera, v.width, v.height), v.depth)] for v in self.views]
 
