@@ -19,7 +19,7 @@ import mujoco
 from metasim.reference.images import psnr
 from metasim.scene.render_schema import RaytraceSpec
 from metasim.sim.warp.gl_reflection import Mirror, find_mirror
-from metasim.sim.warp.trace import render_model
+from metasim.sim.warp.probe import render_model
 
 SIZE = (96, 96)
 
