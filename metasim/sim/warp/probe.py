@@ -50,6 +50,9 @@ def render_model(
         )
         single_face_cubes(model, rc)
         mirror = prepare_context(model, wm, rc, settings, module, n)
+        mjw.kinematics(wm, wd)  # as the rig: kinematics, then cameras and lights
+        mjw.com_pos(wm, wd)
+        mjw.camlight(wm, wd)
         mjw.refit_bvh(wm, wd, rc)
         trace(mjw.render if module is None else module.render, wm, wd, rc, mirror)
         packed = rc.rgb_data.numpy()[0, : w * n * h * n]
