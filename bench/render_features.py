@@ -1,6 +1,7 @@
 """Speed cost of the warp rig's OpenGL features (`render.raytrace.reflections`, `mipmaps`)
 on this machine, as ratios of render time against the rig with both off, measured in one
-run, interleaved (median of `--repeats`): every camera of the observation, `--envs` envs.
+run, interleaved in a rotating order (median of `--repeats`): every camera of the
+observation, `--envs` envs.
 
     PYTHONPATH=. MUJOCO_GL=egl python bench/render_features.py --scene metaworld:MT10/reach-v3 \
         --cameras corner2 topview
@@ -51,8 +52,10 @@ def main() -> int:
     times: dict[str, list[float]] = {name: [] for name in rigs}
     for rig in rigs.values():
         rig.render()  # compile and warm
-    for _ in range(args.repeats):
-        for name, rig in rigs.items():
+    names = list(rigs)
+    for k in range(args.repeats):  # the order rotated each round, against drifts in load
+        for name in names[k % len(names) :] + names[: k % len(names)]:
+            rig = rigs[name]
             t0 = time.perf_counter()
             rig.render()
             times[name].append(time.perf_counter() - t0)
