@@ -77,12 +77,12 @@ def _warp(m: mujoco.MjModel, d: mujoco.MjData, **settings: object) -> np.ndarray
 
 def test_the_first_reflective_plane_or_box_is_the_mirror() -> None:
     m, _ = _scene(MIRROR)
-    assert find_mirror(m) == Mirror(geom=0, lift=0.0, reflectance=0.5)
+    assert find_mirror(m) == Mirror(geom=0, lift=0.0, reflectance=0.5, half=(2.0, 2.0))
     spec = mujoco.MjSpec.from_string(MIRROR)
     spec.materials[0].reflectance = 0.0  # no reflective material: no mirror
     assert find_mirror(spec.compile()) is None
     box = MIRROR.replace('type="plane" size="2 2 .1"', 'type="box" size="2 2 .05"')
-    assert find_mirror(_scene(box)[0]) == Mirror(geom=0, lift=0.05, reflectance=0.5)
+    assert find_mirror(_scene(box)[0]) == Mirror(0, lift=0.05, reflectance=0.5, half=(2.0, 2.0))
 
 
 def test_reflection_matches_opengl() -> None:

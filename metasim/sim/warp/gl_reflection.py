@@ -75,6 +75,17 @@ _MIRROR_RAY = (
     "      mirror_p = mirror_p + mirror_n * wp.static(mirror_lift)\n"
     "      if wp.dot(ray_origin_world - mirror_p, mirror_n) <= 0.0:\n"
     "        return\n"
+    "      mirror_den = wp.dot(ray_dir_world, mirror_n)\n"
+    "      if mirror_den >= 0.0:\n"
+    "        return\n"
+    "      if wp.static(mirror_hx > 0.0):\n"  # a finite face: rays that miss it need no cast
+    "        mirror_t0 = wp.dot(mirror_p - ray_origin_world, mirror_n) / mirror_den\n"
+    "        mirror_q = ray_origin_world + ray_dir_world * mirror_t0 - mirror_p\n"
+    "        mirror_q = wp.transpose(mirror_mat) @ mirror_q\n"
+    "        if wp.abs(mirror_q[0]) > wp.static(mirror_hx * 1.001):\n"
+    "          return\n"
+    "        if wp.abs(mirror_q[1]) > wp.static(mirror_hy * 1.001):\n"
+    "          return\n"
     "      mirror_hit, mirror_t, mirror_normal, mu, mv, mf, mmesh = cast_ray(\n"
     + _CAST_ARGS.replace("      ", "        ", 1).replace("\n      ", "\n        ")
     + "      if mirror_hit != wp.static(mirror_geom):\n"
@@ -107,7 +118,9 @@ MIRROR_EDITS = (
         "def _build_megakernel(m: Model, rc: RenderContext):\n",
         "def _build_megakernel(m: Model, rc: RenderContext, mirror=None):\n"
         "  reflect = mirror is not None\n"
-        "  mirror_geom, mirror_lift, mirror_reflectance = mirror if reflect else (0, 0.0, 0.0)\n",
+        "  mirror_geom, mirror_lift, mirror_reflectance, mirror_hx, mirror_hy = (\n"
+        "    mirror if reflect else (0, 0.0, 0.0, 0.0, 0.0)\n"
+        "  )\n",
     ),
     (_STORE, _STORE_ADD),
     (_PRIMARY_CAST, _MIRROR_RAY + _PRIMARY_CAST),
@@ -144,11 +157,13 @@ MIRROR_EDITS = (
 @dataclass(frozen=True)
 class Mirror:
     """The geom OpenGL reflects in: its id, the lift of its reflecting face above the
-    geom's origin along its Z axis (a box: size[2]; a plane: 0) and its reflectance."""
+    geom's origin along its Z axis (a box: size[2]; a plane: 0), its reflectance and the
+    face's half-sizes along X and Y (0: an infinite plane)."""
 
     geom: int
     lift: float
     reflectance: float
+    half: tuple[float, float] = (0.0, 0.0)
 
 
 def geom_rgba(model: mujoco.MjModel, g: int) -> np.ndarray:
@@ -171,14 +186,16 @@ def find_mirror(model: mujoco.MjModel, groups: tuple[int, ...] = (0, 1, 2)) -> M
             continue
         box = model.geom_type[g] == int(mujoco.mjtGeom.mjGEOM_BOX)
         lift = float(model.geom_size[g][2]) if box else 0.0
-        return Mirror(g, lift, float(model.mat_reflectance[mat]))
+        half = (float(model.geom_size[g][0]), float(model.geom_size[g][1]))
+        return Mirror(g, lift, float(model.mat_reflectance[mat]), half)
     return None
 
 
 def mirror_kernel(module: Any, wm: Any, rc: Any, mirror: Mirror) -> Any:
     """The render kernel's mirror variant for context `rc` (launch it with
     `module.render(wm, d, rc, mirror_kernel=...)` after the regular render)."""
-    return module._build_megakernel(wm, rc, (mirror.geom, mirror.lift, mirror.reflectance))
+    statics = (mirror.geom, mirror.lift, mirror.reflectance, *mirror.half)
+    return module._build_megakernel(wm, rc, statics)
 
 
 __all__ = ["MIRROR_EDITS", "Mirror", "find_mirror", "geom_rgba", "mirror_kernel"]
