@@ -96,6 +96,8 @@ def run_task(
                 f"policy {spec.policy!r} on scene {compiled.scene.name!r}", [one_line(str(exc))]
             ) from None
         env.add_views(policy.views)  # views a policy derives (LeRobot's)
+        if getattr(policy, "device_images", False):  # frames never copied to the host
+            env.use_device_images()  # (where the backend and the rig share a device)
         if on_env is not None:
             on_env(env)
         loop = _Loop(env, policy, compiled, todo, spec.execute, on_step, convert, spec.ensemble)
