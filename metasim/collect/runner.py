@@ -31,6 +31,7 @@ from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
 from metasim.evaluate.config import EvalConfig
 from metasim.evaluate.plan import Plan, PlanItem
+from metasim.evaluate.policy_io import image_bytes_per_env
 from metasim.evaluate.records import EpisodeRecord
 from metasim.evaluate.rollout import check_fit, run_task
 from metasim.evaluate.runner import versions
@@ -154,10 +155,12 @@ def collect(
             )
     cfg.rollout.options.preflight()  # what the policy needs here, before the folder
     for (task, _), comp in zip(plan.tasks, compiled, strict=True):
-        check_fit(comp, cfg.rollout)  # the policy's conventions fit every task's robot
-        if cfg.backend == "mujoco":  # and its envs fit in memory
-            n = min(cfg.num_envs, cfg.episodes)
-            check_env_memory(comp.model, n, f"num_envs={cfg.num_envs}", str(task.ref))
+        _, views = check_fit(comp, cfg.rollout)  # the conventions fit every task's robot
+        images = image_bytes_per_env(comp, views, cfg.render, cfg.render_spp)
+        n, where = min(cfg.num_envs, cfg.episodes), f"num_envs={cfg.num_envs}"
+        check_env_memory(  # and its envs and images fit in memory
+            comp.model, n, where, str(task.ref), images=images, physics=cfg.backend == "mujoco"
+        )
     spec = dataset_spec(cfg, opts, compiled[0], rec)
     writer = DatasetWriter(Path(str(cfg.out)), opts.repo_id or f"metasim/{cfg.suite.name}", spec)
     try:
