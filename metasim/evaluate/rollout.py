@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from metasim.envs.noise import RuntimeNoise
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError, one_line
+from metasim.evaluate.capacity import backend_options, overflow_errors
 from metasim.evaluate.policy_io import camera_views, converter_for, policy_context
 from metasim.evaluate.records import EpisodeRecord
 from metasim.evaluate.spec import RolloutSpec
@@ -82,6 +83,7 @@ def run_task(
         noise=noise,
         nthread=spec.threads,
         seed=spec.seed,
+        **backend_options(spec.backend, spec.nconmax, spec.njmax),
     )
     cell_factors = dict(factors or {})
     policy: Policy | None = None
@@ -101,8 +103,9 @@ def run_task(
         loop = _Loop(env, policy, compiled, todo, spec.execute, on_step, convert, spec.ensemble)
         loop.observe = observe
         loop.on_applied, loop.on_start = on_applied, on_start
-        for rec in loop.run():
-            yield replace(rec, cell=cell, factors=cell_factors)
+        with overflow_errors(env.handler, compiled.scene.name):
+            for rec in loop.run():
+                yield replace(rec, cell=cell, factors=cell_factors)
     finally:
         if policy is not None:
             policy.close()
