@@ -26,7 +26,7 @@ Capacity = Annotated[int, Field(ge=1, le=CAPACITY_MAX)] | None
 OVERFLOW = "MuJoCo Warp ran out of"  # how the warp handler's overflow error begins
 
 
-def backend_options(backend: str, nconmax: int | None, njmax: int | None) -> dict[str, int]:
+def backend_options(backend: str, nconmax: int | None, njmax: int | None) -> dict[str, Any]:
     """The handler options of these settings; set for a backend without them, an input
     error naming the option."""
     given = {k: v for k, v in (("nconmax", nconmax), ("njmax", njmax)) if v is not None}
