@@ -156,3 +156,34 @@ def test_an_npz_is_bounded_by_its_declared_sizes(
     (tmp_path / "z.npz").symlink_to("/dev/zero")
     with pytest.raises(MetasimInputError, match="a regular file"):
         check_npz(tmp_path / "z.npz")
+
+
+def test_a_grid_that_rebuilds_a_prebuilt_scene_is_refused_before_any_cell(
+    exported: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`perturbation=standard` on a prebuilt task was refused only once its second cell
+    (object_shift_x=0.06) compiled, with cell 1 of 13 run and the folder left. Now the
+    plan refuses it, naming the cell and the factor; a grid of physics factors (per-env
+    model edits) plans."""
+    from metasim.evaluate.config import compose
+    from metasim.evaluate.plan import Plan
+
+    monkeypatch.setenv(prebuilt.ENV, str(exported))
+    run = tmp_path / "run"
+    args = ["eval", "--quiet", "suite=prebuilt", "episodes=1", "num_envs=1"]
+    assert cli_main([*args, "perturbation=standard", f"out={run}"]) == 2
+    err = capsys.readouterr().err
+    assert "error: perturbation 'standard': cell " in err and "(object_shift_x=0.06)" in err
+    assert "changes the scene of the prebuilt task 'prebuilt:lift_cube'" in err
+    assert "Traceback" not in err and not run.exists()
+    grid = tmp_path / "runtime.yaml"
+    grid.write_text(
+        "name: runtime\ndesign: ofat\nfactors:\n"
+        "  - {name: latency, axis: action_latency, levels: [0, 2]}\n"
+        "  - {name: noise, axis: action_noise, levels: [0.0, 0.01]}\n"
+    )
+    plan = Plan.of(compose(["suite=prebuilt", f"perturbation={grid}"]))
+    assert len(plan.cells) == 3
