@@ -86,3 +86,25 @@ def check_npz(path: Path, what: str = "array file") -> None:
         raise MetasimInputError(str(path), [f"not a readable .npz {what} ({exc})"]) from None
     if total > cap:
         raise _too_big(path, f"{what} decompressed", cap, "METASIM_NPY_MAX_BYTES")
+
+
+def index_list(text: str, flag: str, noun: str, max_index: int) -> list[int]:
+    """'0-4,10' -> [0, 1, 2, 3, 4, 10], sorted and unique; a part that is not an index or
+    a range (a reversed one too), an index past `max_index` or none at all is an input
+    error naming `flag` and `noun` (each range is checked before it is expanded)."""
+    out: set[int] = set()
+    for part in text.split(","):
+        lo, dash, hi = part.strip().partition("-")
+        if not (lo.isdigit() and (hi.isdigit() or not dash)) or (dash and int(hi) < int(lo)):
+            raise MetasimInputError(
+                flag, [f"{text!r}: expected {noun}s like '0-4' or '0,3,7' (low before high)"]
+            )
+        first, last = int(lo), int(hi or lo)
+        if last > max_index:
+            raise MetasimInputError(
+                flag, [f"{text!r}: {noun} {last} is out of range; expected 0..{max_index}"]
+            )
+        out.update(range(first, last + 1))
+    if not out:
+        raise MetasimInputError(flag, [f"{text!r} names no {noun}"])
+    return sorted(out)

@@ -116,9 +116,21 @@ def check_fit(compiled: CompiledScene, spec: RolloutSpec) -> tuple[ActionConvert
     """The converter of `spec`'s actions and the camera views of its observation on this
     scene; a convention the scene's robot or cameras cannot serve is an input error."""
     try:
-        return converter_for(compiled, spec.actions), camera_views(compiled, spec.observation)
+        convert, views = (
+            converter_for(compiled, spec.actions),
+            camera_views(compiled, spec.observation),
+        )
     except (ValueError, ValidationError) as exc:
         raise MetasimInputError("policy config", [f"policy.{one_line(str(exc))}"]) from None
+    if views and compiled.untextured:  # refused before any run, whatever the renderer
+        cams = ", ".join(sorted({v.camera for v in views}))
+        raise MetasimInputError(
+            str(compiled.source or compiled.scene.name),
+            [f"prebuilt without its textures (for state-only runs), and the policy's "
+             f"observation renders its cameras ({cams}), which would not show its images"],
+            "Prebuild the task with its textures (no --no-textures), or use a state-only policy",
+        )  # fmt: skip
+    return convert, views
 
 
 class _Loop:

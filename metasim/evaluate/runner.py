@@ -341,8 +341,13 @@ class _Runner:
             raise MetasimInputError(
                 f"backend={self.cfg.backend}",
                 [str(exc)],
-                "Run those tasks with backend=mujoco, or leave them out with suite.tasks=[...]; "
-                "the episodes already recorded are kept",
+                (
+                    "Run those tasks with backend=mujoco, or leave"
+                    if self.cfg.backend != "mujoco"
+                    else "Leave"
+                )
+                + " them out with suite.tasks=[...]; the episodes already "
+                "recorded are kept",
             ) from None
 
     def run_adaptive(self, item: PlanItem) -> int:

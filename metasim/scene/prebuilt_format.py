@@ -12,7 +12,7 @@ from typing import Any
 
 import mujoco
 
-from metasim.errors import MetasimInputError
+from metasim.errors import MetasimInputError, validation_problems
 from metasim.guards import OutKind, load_json, stamped_json
 from metasim.inputs import read_gzip
 from metasim.scene.schema import Scene
@@ -118,7 +118,9 @@ def load_scene(path: Path) -> Scene:
     try:
         return Scene.model_validate(document(path)["scene"])
     except ValidationError as exc:
-        raise MetasimInputError(str(path), [f"scene: {exc.errors()[0]['msg']}"]) from None
+        raise MetasimInputError(
+            str(path), validation_problems(exc, "scene.", show_input=False)
+        ) from None
 
 
 def load_model(path: Path) -> tuple[mujoco.MjModel, bool]:
