@@ -35,6 +35,7 @@ from metasim.evaluate.policy_io import image_bytes_per_env
 from metasim.evaluate.records import EpisodeRecord
 from metasim.evaluate.rollout import check_fit, run_task
 from metasim.evaluate.runner import versions
+from metasim.guards import write_atomic
 from metasim.scene.compile import CompiledScene
 from metasim.scene.schema import Scene
 from metasim.sim.memory import check_env_memory
@@ -165,7 +166,7 @@ def collect(
     writer = DatasetWriter(Path(str(cfg.out)), opts.repo_id or f"metasim/{cfg.suite.name}", spec)
     try:
         provenance = writer.root / "meta" / "metasim_versions.json"  # of the last run
-        provenance.write_text(json.dumps(versions(), indent=2) + "\n")
+        write_atomic(provenance, json.dumps(versions(), indent=2) + "\n")
         done = {(r["task"], r["cell"], r["episode"]) for r in writer.records()}
         if start is not None:
             held = {name: sum(t == name for t, _, _ in done) for name in plan.names}
