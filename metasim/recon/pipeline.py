@@ -243,20 +243,16 @@ def _poses_stage(
             scale = depth_scale(sfm, [inp.read_depth(p, frames.depth_unit) for p in frames.depths])
         with replacing(npz) as tmp, open(tmp, "wb") as fh:
             np.savez(fh, poses=sfm.poses, points=sfm.points, colors=sfm.colors)
-        write_atomic(
-            meta,
-            json.dumps(
-                {
-                    "source": "pycolmap incremental SfM",
-                    "registered": int(sfm.registered.sum()),
-                    "of": len(frames.names),
-                    "mean_reprojection_error_px": sfm.reprojection_error,
-                    "points": len(sfm.points),
-                    "intrinsics": sfm.intrinsics.to_json(),
-                    "depth_scale": scale,
-                }
-            ),
-        )
+        info = {
+            "source": "pycolmap incremental SfM",
+            "registered": int(sfm.registered.sum()),
+            "of": len(frames.names),
+            "mean_reprojection_error_px": sfm.reprojection_error,
+            "points": len(sfm.points),
+            "intrinsics": sfm.intrinsics.to_json(),
+            "depth_scale": scale,
+        }
+        write_atomic(meta, json.dumps(info))
         cache.mark("poses", key)
     data, info = np.load(npz), json.loads(meta.read_text())
     poses = data["poses"].copy()
