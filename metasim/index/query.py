@@ -145,7 +145,7 @@ def run_sql(
             raise MetasimInputError(
                 "--sql",
                 [f"the query needs more than {memory_limit()} bytes ({MEMORY}): "
-                 f"{(str(exc).splitlines() or [''])[0]}"],
+                 f"{(str(exc).splitlines() or [''])[0].rstrip('.')}"],
                 f"Narrow the query, or raise {MEMORY}=<bytes> if this machine has the memory",
             ) from None  # fmt: skip
         except duckdb.Error as exc:
