@@ -1,10 +1,11 @@
-"""Every writer of an output file in the run folder's modules and `scene prebuild`'s goes
-through `metasim.guards.replacing` / `write_atomic` (a new file renamed over the target,
-never written through a symlink; issue 47). Checked on the AST: a call that writes a
-file (`write_text`, `write_bytes`, `open` for writing, `os.open`, a copy, a rename, a
-DuckDB file, `COPY ... TO`, a saved model) must sit inside a `with replacing(...)` block
-or be on the allow-list below, each entry with its reason; an entry that matches nothing
-fails too, so the list cannot go stale."""
+"""Every writer of an output file in the run folder's modules, `scene prebuild`'s, and
+those of compare, correlate, recon and collect goes through `metasim.guards.replacing` /
+`write_atomic` (a new file renamed over the target, never written through a symlink;
+issue 47). Checked on the AST: a call that writes a file (`write_text`, `write_bytes`,
+`open` for writing, `os.open`, a copy, a rename, a DuckDB file, `COPY ... TO`, a saved
+model) must sit inside a `with replacing(...)` block or be on the allow-list below, each
+entry with its reason; an entry that matches nothing fails too, so the list cannot go
+stale."""
 
 from __future__ import annotations
 
@@ -22,6 +23,13 @@ MODULES = [  # the writers of a run folder (metasim eval) and of a prebuilt fold
     "evaluate/run_files.py",
     "scene/prebuilt.py",
 ]
+# and every module of the verbs that write into a folder or file the user names:
+# compare (--plot, --html), correlate (--plot, --html), recon (--out), collect (out=)
+MODULES += sorted(
+    str(p.relative_to(ROOT))
+    for part in ("compare", "correlate", "recon", "collect")
+    for p in (ROOT / part).rglob("*.py")
+)
 # (module, function, call) -> why it writes in place or is no output file
 ALLOWED = {
     ("evaluate/store.py", "__init__", "os.open"): "RunLock: the lock is locked in place (a "
@@ -37,6 +45,29 @@ ALLOWED = {
     "last line off a JSON-lines results file (xcheck, collect) in place; no run folder file",
     ("scene/prebuilt.py", "export", "mujoco.mj_saveModel"): "into a private temporary "
     "folder; the bytes are then written through write_atomic",
+    # collect's dataset: its own commit protocol (collect/dataset.py's module doc): a batch
+    # stages copies in a folder it creates (mkdir refuses an existing one), and renames
+    # of whole folders are the commit and undo points
+    ("collect/dataset.py", "begin", "shutil.copy2"): "copies what LeRobot rewrites into "
+    "the batch's fresh staging folder",
+    ("collect/dataset.py", "begin", "write_text"): "the file list, into that fresh folder",
+    ("collect/dataset.py", "begin", "os.rename"): "the staging folder renamed to pending: "
+    "the batch opens",
+    ("collect/dataset.py", "commit", "os.rename"): "LeRobot's new files moved in, then "
+    "pending renamed away: the commit point",
+    ("collect/dataset.py", "commit", "open"): "appends the batch's lines to the dataset's "
+    "append-only episodes.jsonl at the commit (a killed append's partial line is cut by "
+    "run_files.read_records)",
+    ("collect/dataset.py", "_restore", "shutil.copy2"): "undoes an open batch: the "
+    "rewritten files copied back from pending",
+    ("collect/dataset.py", "_restore", "os.rename"): "pending renamed away once undone",
+    # recon's synthetic captures: test and benchmark fixtures written into a folder the
+    # caller creates for them, never a user's output
+    ("recon/synthetic.py", "_noise_texture", "save"): "a synthetic capture's texture",
+    ("recon/synthetic.py", "_add_marker", "save"): "a synthetic capture's marker image",
+    ("recon/synthetic.py", "write_rgbd_capture", "save"): "a synthetic capture's frames",
+    ("recon/synthetic.py", "write_rgbd_capture", "np.save"): "a synthetic capture's depths",
+    ("recon/synthetic.py", "write_rgbd_capture", "write_text"): "its camera and poses files",
 }
 WRITE_METHODS = {"write_text", "write_bytes", "rename", "symlink_to", "hardlink_to", "touch"}
 WRITE_FUNCS = {
@@ -55,6 +86,8 @@ def dotted(node: ast.expr) -> str:
 def writer(call: ast.Call) -> str | None:
     """The name of the write `call` makes, or None."""
     name = dotted(call.func)
+    if name == "dataclasses.replace":  # a copy of a dataclass, no file
+        return None
     if name in WRITE_FUNCS:
         return name
     if name == "duckdb.connect" and (call.args or call.keywords):  # no args: in memory

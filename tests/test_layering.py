@@ -21,6 +21,7 @@ LAYERS = {
     "rotations": 0,
     "yamlio": 0,
     "guards": 0,
+    "inputs": 0,
     "scene": 1,
     "sim": 2,
     "control": 3,

@@ -31,9 +31,11 @@ from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
 from metasim.evaluate.config import EvalConfig
 from metasim.evaluate.plan import Plan, PlanItem
+from metasim.evaluate.policy_io import image_bytes_per_env
 from metasim.evaluate.records import EpisodeRecord
 from metasim.evaluate.rollout import check_fit, run_task
 from metasim.evaluate.runner import versions
+from metasim.guards import write_atomic
 from metasim.scene.compile import CompiledScene
 from metasim.scene.schema import Scene
 from metasim.sim.memory import check_env_memory
@@ -154,15 +156,17 @@ def collect(
             )
     cfg.rollout.options.preflight()  # what the policy needs here, before the folder
     for (task, _), comp in zip(plan.tasks, compiled, strict=True):
-        check_fit(comp, cfg.rollout)  # the policy's conventions fit every task's robot
-        if cfg.backend == "mujoco":  # and its envs fit in memory
-            n = min(cfg.num_envs, cfg.episodes)
-            check_env_memory(comp.model, n, f"num_envs={cfg.num_envs}", str(task.ref))
+        _, views = check_fit(comp, cfg.rollout)  # the conventions fit every task's robot
+        images = image_bytes_per_env(comp, views, cfg.render, cfg.render_spp)
+        n, where = min(cfg.num_envs, cfg.episodes), f"num_envs={cfg.num_envs}"
+        check_env_memory(  # and its envs and images fit in memory
+            comp.model, n, where, str(task.ref), images=images, physics=cfg.backend == "mujoco"
+        )
     spec = dataset_spec(cfg, opts, compiled[0], rec)
     writer = DatasetWriter(Path(str(cfg.out)), opts.repo_id or f"metasim/{cfg.suite.name}", spec)
     try:
         provenance = writer.root / "meta" / "metasim_versions.json"  # of the last run
-        provenance.write_text(json.dumps(versions(), indent=2) + "\n")
+        write_atomic(provenance, json.dumps(versions(), indent=2) + "\n")
         done = {(r["task"], r["cell"], r["episode"]) for r in writer.records()}
         if start is not None:
             held = {name: sum(t == name for t, _, _ in done) for name in plan.names}

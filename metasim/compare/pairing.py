@@ -90,7 +90,7 @@ def mismatches(a: Run, b: Run) -> list[str]:
 def check_comparable(runs: list[Run], unpaired_ok: bool) -> None:
     """Refuse runs that cannot be compared with the first: another suite or grid always;
     another seed unless `unpaired_ok`; a run without episodes.parquet."""
-    problems = []
+    problems, seeds = [], []
     for run in runs:
         if not run.episodes:
             problems.append(
@@ -102,16 +102,19 @@ def check_comparable(runs: list[Run], unpaired_ok: bool) -> None:
         problems += [f"{run.path} vs {first.path}: {m}" for m in mismatches(first, run)]
         sa, sb = first.config.get("seed"), run.config.get("seed")
         if sa != sb and not unpaired_ok:
-            problems.append(
+            seeds.append(
                 f"{run.path} vs {first.path}: config.seed differs ({sb!r} vs {sa!r}), so "
                 "their episodes started from different states and cannot be paired"
             )
-    if problems:
+    if problems:  # --unpaired would not help: another suite, grid, or no episodes
+        hint = "Compare runs of the same suite and perturbation grid, each with its episodes"
+        raise MetasimInputError(SOURCE, problems + seeds, hint)
+    if seeds:
         hint = (
-            "Paired comparison needs runs of the same suite, perturbation grid and seed; "
-            "pass --unpaired to compare runs of different seeds as independent samples"
+            "Paired comparison needs runs of the same seed; pass --unpaired to compare "
+            "runs of different seeds as independent samples"
         )
-        raise MetasimInputError(SOURCE, problems, hint)
+        raise MetasimInputError(SOURCE, seeds, hint)
 
 
 def pair_runs(a: Run, b: Run, unpaired_ok: bool = False) -> Pairing:
@@ -132,6 +135,8 @@ def pair_runs(a: Run, b: Run, unpaired_ok: bool = False) -> Pairing:
         if partner is not None and e.task in pairs:
             pairs[e.task].append((e, partner))
     matched = sum(len(p) for p in pairs.values())
+    if matched == 0 and unpaired_ok:  # what the hint below offers
+        return Pairing(a, b, tasks, False, {}, 0)
     if matched == 0:
         raise MetasimInputError(
             SOURCE,

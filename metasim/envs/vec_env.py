@@ -23,6 +23,7 @@ from gymnasium.vector import AutoresetMode
 from metasim.control.action_kinds.base import native_kind
 from metasim.control.actions import ActionController, ActionKind
 from metasim.envs.cameras import CameraView, image_dict, rig_views
+from metasim.envs.device_images import as_array_type, device_frames, device_refusal, host_array
 from metasim.envs.noise import RuntimeNoise
 from metasim.envs.terms import Layout, group_reader, terms_of
 from metasim.scene.compile import CompiledScene, compile_scene
@@ -108,6 +109,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self.views = tuple(c if isinstance(c, CameraView) else CameraView(c) for c in cameras)
         self.cameras = tuple(v.camera for v in self.views)
         self._rig: CameraRig | None = None  # made at the first observation with cameras
+        self.device_images = False  # images as torch tensors on the rig's device
         self.max_episode_steps = self.compiled.max_steps
         idx = self.compiled.index
         self.object_names, self.fixture_bodies, self.fixture_sites = scene_parts(self.compiled)
@@ -256,7 +258,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
     def step(
         self, actions: Any
     ) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        actions = self._perturb_actions(self._to_numpy(actions))
+        actions = self._perturb_actions(host_array(actions))
         self.applied_actions = actions.copy()
         kin = self.handler.kinematics()
         jac = self.handler.site_jacobian(self.compiled.index.ee_site)
@@ -335,16 +337,24 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
             self._perturb_obs(policy, privileged)
         return {"policy": self._out(policy), "privileged": self._out(privileged)}
 
-    def images(self) -> dict[str, np.ndarray]:
+    def images(self) -> dict[str, Any]:
         """Every camera view of every env, rendered together by the env's renderer:
         `<key>_rgb` (B, H, W, 3) uint8 and, for depth views, `<key>_depth` (B, H, W)
-        float32 metres."""
+        float32 metres (torch tensors on the device after `use_device_images`)."""
         if not self.views:
             return {}
         if self._rig is None:
             targets = rig_views(self.compiled, self.views)
             self._rig = self.handler.camera_rig(targets, self.renderer, self.raytrace)
-        return image_dict(self.views, self._rig.render())
+        frames = device_frames(self._rig) if self.device_images else self._rig.render()
+        return image_dict(self.views, frames)
+
+    def use_device_images(self) -> str:
+        """Images as torch tensors on the device of the physics and the rig, no host copy
+        (metasim.envs.device_images); "" when switched, else why not (host arrays)."""
+        why = device_refusal(self.backend, self.renderer, self.noise.image_noise)
+        self.device_images = not why
+        return why
 
     # ------------------------------------------------------------ runtime perturbations
 
@@ -378,19 +388,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
                 policy[key] = np.clip(noisy, 0, 255).astype(np.uint8)
 
     def _out(self, value: Any) -> Any:
-        if self.array_type == "numpy":
-            return value
-        import torch
-
-        if isinstance(value, dict):
-            return {k: self._out(v) for k, v in value.items()}
-        return torch.from_numpy(np.ascontiguousarray(value)).to(self.device)
-
-    @staticmethod
-    def _to_numpy(actions: Any) -> np.ndarray:
-        if hasattr(actions, "detach"):
-            actions = actions.detach().cpu().numpy()
-        return np.asarray(actions, dtype=np.float64)
+        return as_array_type(value, self.array_type, self.device)
 
     def render(self) -> np.ndarray | None:  # type: ignore[override]
         cam = self.cameras[0] if self.cameras else self.compiled.model.camera(0).name

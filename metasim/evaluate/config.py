@@ -30,6 +30,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError, to_jsonable_python
 
 from metasim.errors import MetasimInputError, validation_problems
+from metasim.evaluate.capacity import Capacity
 from metasim.evaluate.spec import RolloutSpec
 from metasim.paths import EVAL, POLICIES
 from metasim.policies.base import PolicyOptions
@@ -198,6 +199,8 @@ class EvalConfig(BaseModel):
     render: Literal["opengl", "warp"] | None = None
     # render=warp: samples per pixel per axis (None: the scene's render.raytrace, 2)
     render_spp: Annotated[int, Field(ge=1, le=4)] | None = None
+    nconmax: Capacity = None  # backend=warp: contacts and constraint rows per world
+    njmax: Capacity = None  # (None: the backend's default; metasim.evaluate.capacity)
     num_envs: Annotated[int, Field(ge=1, le=4096)] = 8
     episodes: Annotated[int, Field(ge=1, le=MAX_EPISODES)] = 10  # per task and cell
     seed: Annotated[int, Field(ge=0)] = 0
@@ -255,6 +258,8 @@ class EvalConfig(BaseModel):
             backend=self.backend,
             render=self.render,
             render_spp=self.render_spp,
+            nconmax=self.nconmax,
+            njmax=self.njmax,
             execute=p.execute,
             ensemble=p.ensemble,
             # One physics thread per Ray task: the cluster parallelizes across tasks.

@@ -18,11 +18,13 @@ from functools import cached_property
 from typing import Any
 
 from metasim.envs.noise import RuntimeNoise
+from metasim.errors import MetasimInputError
 from metasim.evaluate.config import EvalConfig
 from metasim.evaluate.executors import Shard
 from metasim.evaluate.spec import RolloutSpec
 from metasim.perturb import Cell, Grid, apply_cell, check_grid, load_grid
 from metasim.scene.compile import CompiledScene
+from metasim.scene.prebuilt_format import SUFFIX
 from metasim.scene.schema import Scene
 from metasim.scene.sources import Task
 
@@ -91,6 +93,7 @@ class Plan:
         grid = load_grid(cfg.perturbation)
         loaded = [(t, t.scene()) for t in cfg.tasks()]  # every scene is checked before any runs
         cells = check_grid(grid, [s for _, s in loaded], f"perturbation {cfg.perturbation!r}")
+        _check_prebuilt(grid, loaded, cells, cfg.perturbation)
         return cls(grid, loaded, cells, cfg.episodes)
 
     @property
@@ -122,3 +125,31 @@ class Plan:
         if cell is None:
             cell = Cell(id=cell_id, index=0, values=dict(factors or {}), seed=0)
         return self.item_of(task, scene, cell)
+
+
+def _check_prebuilt(
+    grid: Grid, loaded: list[tuple[Task, Scene]], cells: list[Cell], perturbation: str
+) -> None:
+    """A prebuilt task runs its exported model as it is (`compile.load_prebuilt`): a cell
+    that changes its scene (a factor that rebuilds the model: object scale, a texture)
+    is refused here, before any cell runs or any folder is written, naming the first."""
+    for task, scene in loaded:
+        if not task.path.name.endswith(SUFFIX):
+            continue
+        held = scene.model_dump(mode="json", by_alias=True)
+        for cell in cells:
+            if apply_cell(scene, grid, cell)[0].model_dump(mode="json", by_alias=True) != held:
+                nominal = {f.name: f.nominal_value for f in grid.factors}
+                moved = {k: v for k, v in cell.values.items() if nominal.get(k) != v}
+                values = ", ".join(f"{k}={v}" for k, v in (moved or cell.values).items())
+                raise MetasimInputError(
+                    f"perturbation {perturbation!r}",
+                    [
+                        f"cell {cell.id} ({values}) changes the scene of the prebuilt task "
+                        f"{task.ref!r} ({task.path}), whose model was exported as it is; a "
+                        "prebuilt task takes only factors applied as per-env model edits "
+                        "(physics) or at run time"
+                    ],
+                    "Run the grid on the task itself (its benchmark's package installed), or "
+                    "a grid without the factors that rebuild the model",
+                )

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from metasim.envs.cameras import rig_views
 from metasim.envs.vec_env import CameraView, MetasimVectorEnv
 from metasim.policies.base import PolicyContext, PolicyOptions
 from metasim.policies.conventions import ActionConvention, ActionConverter
 from metasim.policies.observation import ObservationSpec
 from metasim.scene.compile import CompiledScene
+from metasim.sim.memory import image_bytes
 
 
 def policy_context(
@@ -33,6 +35,17 @@ def converter_for(compiled: CompiledScene, conv: ActionConvention) -> ActionConv
 def camera_views(compiled: CompiledScene, spec: ObservationSpec) -> list[CameraView]:
     """Camera views the policy's observation spec needs."""
     return spec.views(compiled)
+
+
+def image_bytes_per_env(
+    compiled: CompiledScene, views: list[CameraView], render: str | None, spp: int | None
+) -> int:
+    """One env's camera images for `views` (metasim.sim.memory.image_bytes) with the
+    renderer eval asks for (`render`, `render_spp`; None: the scene's)."""
+    renderer = render or compiled.scene.render.renderer
+    samples = spp or compiled.scene.render.raytrace.samples_per_pixel
+    flat = [(v.width, v.height, v.depth) for v in rig_views(compiled, views)]
+    return image_bytes(flat, samples if renderer == "warp" else None)
 
 
 def robot_base_pose(compiled: CompiledScene) -> tuple[np.ndarray, np.ndarray]:

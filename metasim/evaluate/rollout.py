@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from metasim.envs.noise import RuntimeNoise
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError, one_line
+from metasim.evaluate.capacity import backend_options, overflow_errors
 from metasim.evaluate.policy_io import camera_views, converter_for, policy_context
 from metasim.evaluate.records import EpisodeRecord
 from metasim.evaluate.spec import RolloutSpec
@@ -82,6 +83,7 @@ def run_task(
         noise=noise,
         nthread=spec.threads,
         seed=spec.seed,
+        **backend_options(spec.backend, spec.nconmax, spec.njmax),
     )
     cell_factors = dict(factors or {})
     policy: Policy | None = None
@@ -96,13 +98,16 @@ def run_task(
                 f"policy {spec.policy!r} on scene {compiled.scene.name!r}", [one_line(str(exc))]
             ) from None
         env.add_views(policy.views)  # views a policy derives (LeRobot's)
+        if getattr(policy, "device_images", False):  # frames never copied to the host
+            env.use_device_images()  # (where the backend and the rig share a device)
         if on_env is not None:
             on_env(env)
         loop = _Loop(env, policy, compiled, todo, spec.execute, on_step, convert, spec.ensemble)
         loop.observe = observe
         loop.on_applied, loop.on_start = on_applied, on_start
-        for rec in loop.run():
-            yield replace(rec, cell=cell, factors=cell_factors)
+        with overflow_errors(env.handler, compiled.scene.name):
+            for rec in loop.run():
+                yield replace(rec, cell=cell, factors=cell_factors)
     finally:
         if policy is not None:
             policy.close()
@@ -113,9 +118,21 @@ def check_fit(compiled: CompiledScene, spec: RolloutSpec) -> tuple[ActionConvert
     """The converter of `spec`'s actions and the camera views of its observation on this
     scene; a convention the scene's robot or cameras cannot serve is an input error."""
     try:
-        return converter_for(compiled, spec.actions), camera_views(compiled, spec.observation)
+        convert, views = (
+            converter_for(compiled, spec.actions),
+            camera_views(compiled, spec.observation),
+        )
     except (ValueError, ValidationError) as exc:
         raise MetasimInputError("policy config", [f"policy.{one_line(str(exc))}"]) from None
+    if views and compiled.untextured:  # refused before any run, whatever the renderer
+        cams = ", ".join(sorted({v.camera for v in views}))
+        raise MetasimInputError(
+            str(compiled.source or compiled.scene.name),
+            [f"prebuilt without its textures (for state-only runs), and the policy's "
+             f"observation renders its cameras ({cams}), which would not show its images"],
+            "Prebuild the task with its textures (no --no-textures), or use a state-only policy",
+        )  # fmt: skip
+    return convert, views
 
 
 class _Loop:

@@ -201,6 +201,7 @@ def preflight(cfg: EvalConfig, plan: Plan) -> None:
     policy's options, what it needs on this machine (a checkpoint folder, when it runs
     here), the Ray cluster it runs on, whether its conventions fit the first task's
     robot and cameras, and whether that task's envs fit in memory."""
+    from metasim.evaluate.policy_io import image_bytes_per_env
     from metasim.evaluate.rollout import check_fit
     from metasim.sim.memory import check_env_memory
 
@@ -212,10 +213,12 @@ def preflight(cfg: EvalConfig, plan: Plan) -> None:
     first = next(plan.items(), None)
     if first is not None:
         compiled = first.compile()
-        check_fit(compiled, spec)
-        if cfg.backend == "mujoco":  # the first task's envs fit in memory
-            n = min(cfg.num_envs, cfg.episodes)
-            check_env_memory(compiled.model, n, f"num_envs={cfg.num_envs}", first.name)
+        _, views = check_fit(compiled, spec)
+        images = image_bytes_per_env(compiled, views, cfg.render, cfg.render_spp)
+        n, where = min(cfg.num_envs, cfg.episodes), f"num_envs={cfg.num_envs}"
+        check_env_memory(  # the first task's envs and images fit (device physics: images)
+            compiled.model, n, where, first.name, images=images, physics=cfg.backend == "mujoco"
+        )
 
 
 def aggregate(records: list[EpisodeRecord], tasks: list[str], seed: int) -> dict[str, Any]:
@@ -338,8 +341,13 @@ class _Runner:
             raise MetasimInputError(
                 f"backend={self.cfg.backend}",
                 [str(exc)],
-                "Run those tasks with backend=mujoco, or leave them out with suite.tasks=[...]; "
-                "the episodes already recorded are kept",
+                (
+                    "Run those tasks with backend=mujoco, or leave"
+                    if self.cfg.backend != "mujoco"
+                    else "Leave"
+                )
+                + " them out with suite.tasks=[...]; the episodes already "
+                "recorded are kept",
             ) from None
 
     def run_adaptive(self, item: PlanItem) -> int:

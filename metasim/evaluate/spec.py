@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from metasim.evaluate.capacity import backend_options
 from metasim.policies.base import PolicyOptions, policy_options
 from metasim.policies.conventions import ActionConvention
 from metasim.policies.observation import ObservationSpec
@@ -33,9 +34,14 @@ class RolloutSpec:
     backend: str = "mujoco"
     render: str | None = None  # camera renderer, opengl | warp (None: the scene's)
     render_spp: int | None = None  # warp: samples per pixel per axis (None: the scene's)
+    nconmax: int | None = None  # backend=warp: contacts per world (None: its default)
+    njmax: int | None = None  # backend=warp: constraint rows per world (None: its default)
     execute: int | None = None
     ensemble: float | None = None
     threads: int | None = None
+
+    def __post_init__(self) -> None:
+        backend_options(self.backend, self.nconmax, self.njmax)  # for backend=warp only
 
     @classmethod
     def of(

@@ -40,6 +40,7 @@ from typing import Any
 import duckdb
 
 from metasim.errors import MetasimInputError
+from metasim.evaluate.capacity import record_capacity
 from metasim.evaluate.content import check_content
 from metasim.evaluate.records import EpisodeRecord, decode_factors, encode_factors
 from metasim.evaluate.resume import differing, mismatch, normalized
@@ -115,6 +116,7 @@ class RunStore:
         if changed and not (extend and changed == ["episodes"]):
             raise mismatch(self.run_dir, changed, "out=")
         old = check_content(held, manifest, self.run_dir)  # the scenes' content, by task
+        old = record_capacity(old, manifest)  # backend=warp's nconmax/njmax, if raised
         if extend and changed:
             if not _more(now["episodes"], recorded["episodes"]):
                 raise MetasimInputError(

@@ -9,13 +9,18 @@ The database lives in memory: the parquet files are read into it, then DuckDB's 
 to files is switched off and the configuration locked, so a query can neither read nor
 write any file (no `COPY ... TO` into a run folder, no ATTACH), and spilled data go to a
 private temporary folder. No run folder is locked or written: episodes.duckdb is never
-opened.
+opened. A query is one statement (several are refused, not run one after another), and
+DuckDB's memory and its spill folder are each held to METASIM_SQL_MEMORY_BYTES (default:
+a quarter of this machine's memory, at least 256 MiB; DuckDB's own default is 80%):
+past it the query is refused naming the setting. Only runs whose manifest could be read
+have their episodes in `episodes` (a run's episodes are read by its manifest's config).
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import os
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,8 +30,24 @@ from typing import IO, Any
 from metasim.errors import MetasimInputError, one_line
 from metasim.index.rows import COLUMNS, describe
 from metasim.index.scan import RunEntry, find_runs
+from metasim.yamlio import LIMITS, limit
 
 FETCH = 10_000  # rows fetched at a time while writing CSV
+MEMORY = "METASIM_SQL_MEMORY_BYTES"
+LIMITS[MEMORY] = 0  # unset: a quarter of this machine's memory (module doc)
+MIN_MEMORY = 256 << 20
+
+
+def memory_limit() -> int:
+    """DuckDB's memory limit for `runs --sql`, in bytes (module doc)."""
+    chosen = limit(MEMORY)
+    if chosen:
+        return chosen
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 4 << 30
+    return max(MIN_MEMORY, total // 4)
 
 
 def _quote(text: str) -> str:
@@ -45,7 +66,7 @@ def _create_runs(con: Any, rows: list[dict[str, Any]]) -> None:
 def _create_episodes(con: Any, entries: list[RunEntry]) -> None:
     """Load every episodes.parquet that `read_episode_table` accepts (a damaged one is
     left out: its run's status says why, and `run_sql` warns of it)."""
-    files = [e for e in entries if e.episodes_done is not None]
+    files = [e for e in entries if e.queryable]
     if files:
         listed = ", ".join(_quote(str(e.parquet)) for e in files)
         con.execute(
@@ -75,7 +96,10 @@ def open_index(root: str | Path) -> Iterator[tuple[Any, list[RunEntry]]]:
 
     entries = find_runs(root)
     with tempfile.TemporaryDirectory(prefix="metasim-runs-") as tmp:
-        con = duckdb.connect(":memory:", config={"temp_directory": tmp})
+        cap = f"{memory_limit()}B"
+        config: dict[str, Any] = {"temp_directory": tmp, "memory_limit": cap}
+        config["max_temp_directory_size"] = cap
+        con = duckdb.connect(":memory:", config=config)
         try:
             _create_runs(con, [describe(e) for e in entries])
             try:
@@ -105,11 +129,25 @@ def run_sql(
     with open_index(root) as (con, entries):
         for e in entries:
             if e.problems and warn is not None:
-                left_out = e.parquet.is_file() and e.episodes_done is None
+                left_out = e.parquet.is_file() and not e.queryable
                 tail = "; its episodes are left out of the episodes view" if left_out else ""
                 warn(f"{e.path}: damaged: {'; '.join(e.problems)}{tail}")
         try:
+            statements = con.extract_statements(sql)
+            if len(statements) != 1:
+                raise MetasimInputError(
+                    "--sql",
+                    [f"expected exactly one SQL statement, got {len(statements)}"],
+                    "Run each statement with its own --sql",
+                )
             cur = con.execute(sql)
+        except duckdb.OutOfMemoryException as exc:
+            raise MetasimInputError(
+                "--sql",
+                [f"the query needs more than {memory_limit()} bytes ({MEMORY}): "
+                 f"{(str(exc).splitlines() or [''])[0].rstrip('.')}"],
+                f"Narrow the query, or raise {MEMORY}=<bytes> if this machine has the memory",
+            ) from None  # fmt: skip
         except duckdb.Error as exc:
             raise MetasimInputError("--sql", [one_line(str(exc))], _HINT) from None
         if cur.description is None:

@@ -38,6 +38,13 @@ class RunEntry:
         return self.path / "episodes.parquet"
 
     @property
+    def queryable(self) -> bool:
+        """Whether the run's episodes join the `episodes` view of `runs --sql`: its
+        episode table was accepted and its manifest could be read (a run whose manifest
+        is damaged is not known to be the run its episodes belong to)."""
+        return self.episodes_done is not None and bool(self.manifest)
+
+    @property
     def config(self) -> dict[str, Any]:
         cfg = self.manifest.get("config")
         return cfg if isinstance(cfg, dict) else {}
@@ -85,7 +92,9 @@ def _entry(path: Path, base: Path) -> RunEntry:
     manifest = _read_json(path / "manifest.json", problems) or {}
     entry = RunEntry(path, path.relative_to(base).as_posix() or ".", manifest, problems=problems)
     entry.summary = _read_json(path / "summary.json", problems)
-    if entry.parquet.is_file():
+    if os.path.lexists(entry.parquet) and not entry.parquet.is_file():
+        problems.append("episodes.parquet: not a regular file (a pipe, a device or a folder)")
+    elif entry.parquet.is_file():
         from metasim.evaluate.run_files import read_episode_table
 
         # the one validating reader of episode tables: a damaged one (unreadable, a

@@ -78,6 +78,7 @@ class AdapterPolicy:
     override `reset_env`, `recover` (after a failed call) and `close`."""
 
     batched = False  # True: infer_batch takes every env at once
+    device_images = False  # True: images may be torch tensors on the device (batched)
     action_space: str
 
     def __init__(self, ctx: PolicyContext, opts: AdapterOptions) -> None:

@@ -156,7 +156,9 @@ class PolicyContext:
 class Policy(Protocol):
     """What the harness drives. `views`: camera views the policy needs rendered beyond
     its observation spec's (LeRobot derives them from the checkpoint); `close()` releases
-    connections, threads or models when the task's episodes are done."""
+    connections, threads or models when the task's episodes are done. A policy with a
+    true `device_images` attribute takes images as torch tensors on the device where the
+    backend and the camera rig share one (`metasim.envs.device_images`)."""
 
     action_space: str
 

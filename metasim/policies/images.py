@@ -24,7 +24,7 @@ way, and openpi's LIBERO client then rotates it 180°).
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from PIL import Image
@@ -84,10 +84,84 @@ class ImageSpec(BaseModel):
     def finish_depth(self, depth: np.ndarray) -> np.ndarray:
         out = depth[:, ::-1] if self.origin == "bottom" else depth
         if self.size is not None:
-            out = np.stack([fit_image(d, self.size, self.resize) for d in depth])
+            out = np.stack([fit_image(d, self.size, self.resize) for d in out])
         if self.rotate:
             out = np.rot90(out, k=self.rotate // 90, axes=(1, 2))
         return np.ascontiguousarray(out, dtype=np.float32)
+
+    def finish_torch(self, frames: Any) -> Any:
+        """`finish` (or `finish_depth`, for a (B, H, W) float tensor) on a torch tensor,
+        on its device (images that stay on the device, metasim.envs.device_images). The
+        origin flip, the rotation and the layout are exact; a resize is done with torch
+        (PIL's box filter as a weight matrix, else bilinear, antialiased when shrinking;
+        depth: nearest), within one grey level of PIL's, not byte-equal."""
+        import torch
+
+        depth = frames.ndim == 3
+        out = frames.flip(1) if self.origin == "bottom" else frames
+        if self.size is not None and (out.shape[2], out.shape[1]) != tuple(self.size):
+            out = _fit_torch(out[..., None] if depth else out, self.size, self.resize, self.filter)
+            out = out[..., 0] if depth else out
+        if self.rotate:
+            out = torch.rot90(out, k=self.rotate // 90, dims=(1, 2))
+        if depth:
+            return out.to(torch.float32).contiguous()
+        if self.layout == "chw_float":
+            return out.permute(0, 3, 1, 2).to(torch.float32).contiguous() / 255.0
+        return out.contiguous()
+
+
+def _fit_torch(frames: Any, size: tuple[int, int], mode: ResizeMode, filter: str) -> Any:
+    """(B, H, W, C) torch frames to `size` = (width, height) by `mode`, on their device."""
+    import torch
+    import torch.nn.functional as F
+
+    tw, th = size
+    _, h, w, _ = frames.shape
+    if mode == "resize":
+        nw, nh = tw, th
+    elif mode == "resize_with_pad":
+        scale = min(tw / w, th / h)
+        nw, nh = max(1, round(w * scale)), max(1, round(h * scale))
+    else:
+        scale = max(tw / w, th / h)
+        nw, nh = max(tw, math.ceil(w * scale - 1e-6)), max(th, math.ceil(h * scale - 1e-6))
+    x = frames.permute(0, 3, 1, 2).to(torch.float32)
+    shrink = nw < w or nh < h
+    if frames.dtype.is_floating_point:  # depth
+        x = F.interpolate(x, size=(nh, nw), mode="nearest")
+    elif shrink and filter == "box":  # PIL's box: the mean of the pixels centred inside
+        x = torch.einsum("oh,bchw,pw->bcop", _box(h, nh, x.device), x, _box(w, nw, x.device))
+    else:
+        x = F.interpolate(x, size=(nh, nw), mode="bilinear", align_corners=False, antialias=shrink)
+    if not frames.dtype.is_floating_point:
+        x = x.round().clamp(0, 255)
+    x = x.to(frames.dtype).permute(0, 2, 3, 1)
+    if mode == "resize":
+        return x
+    if mode == "resize_with_pad":
+        out = torch.zeros((x.shape[0], th, tw, x.shape[3]), dtype=x.dtype, device=x.device)
+        y0, x0 = (th - nh) // 2, (tw - nw) // 2
+        out[:, y0 : y0 + nh, x0 : x0 + nw] = x
+        return out
+    y0, x0 = (nh - th) // 2, (nw - tw) // 2
+    return x[:, y0 : y0 + th, x0 : x0 + tw]
+
+
+def _box(n_in: int, n_out: int, device: Any) -> Any:
+    """(n_out, n_in) weights of PIL's box filter from n_in pixels to n_out (shrinking),
+    computed as PIL's `precompute_coeffs` does (in doubles, the same expressions)."""
+    import torch
+
+    scale = n_in / n_out
+    centre = (torch.arange(n_out, dtype=torch.float64, device=device)[:, None] + 0.5) * scale
+    j = torch.arange(n_in, dtype=torch.float64, device=device)[None, :]
+    window = (j >= torch.floor(centre - scale * 0.5 + 0.5)) & (
+        j < torch.floor(centre + scale * 0.5 + 0.5)
+    )
+    x = (j - centre + 0.5) * (1.0 / scale)
+    inside = ((x > -0.5) & (x <= 0.5) & window).to(torch.float64)
+    return (inside / inside.sum(dim=1, keepdim=True)).to(torch.float32)
 
 
 def fit_image(

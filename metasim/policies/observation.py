@@ -115,14 +115,19 @@ class ObservationSpec(BaseModel):
     ) -> dict[str, Any]:
         """The request of envs `env_ids` as one dict of (len(env_ids), ...) arrays (the
         prompt as a list of strings)."""
-        pol = {k: np.asarray(v)[env_ids] for k, v in obs["policy"].items()}
+        pol = {k: _rows(v, env_ids) for k, v in obs["policy"].items()}
         out: dict[str, Any] = {}
         for key, img in self.images.items():
             native = compiled.camera_size(img.camera)
             view = CameraView(img.camera, *img.render_size(native), depth=img.depth)
-            out[key] = img.finish(pol[f"{view.key}_rgb"])
+            rgb = pol[f"{view.key}_rgb"]
+            on_device = not isinstance(rgb, np.ndarray)  # a torch tensor on the device
+            out[key] = img.finish_torch(rgb) if on_device else img.finish(rgb)
             if img.depth:
-                out[f"{key}_depth"] = img.finish_depth(pol[f"{view.key}_depth"])
+                depth = pol[f"{view.key}_depth"]
+                out[f"{key}_depth"] = (
+                    img.finish_torch(depth) if on_device else img.finish_depth(depth)
+                )
         for key, parts in self.state.items():
             cols = [_state_part(p, pol) for p in parts]
             out[key] = np.concatenate(cols, axis=1).astype(self.state_dtype)
@@ -165,6 +170,18 @@ def quat_axis_angle_robosuite(quat: np.ndarray) -> np.ndarray:
     den = np.sqrt(1.0 - w * w)
     scale = np.divide(2.0 * np.arccos(w), den, out=np.zeros_like(den), where=den != 0.0)
     return quat[:, 1:4] * scale[:, None]
+
+
+def _rows(value: Any, env_ids: np.ndarray) -> Any:
+    """Rows `env_ids` of an observation term: a host array, or a torch tensor (device
+    images) indexed where it lives."""
+    if hasattr(value, "device") and hasattr(value, "index_select"):
+        if len(env_ids) == value.shape[0] and (env_ids == np.arange(len(env_ids))).all():
+            return value
+        import torch
+
+        return value.index_select(0, torch.as_tensor(env_ids, device=value.device))
+    return np.asarray(value)[env_ids]
 
 
 def _state_part(part: str, pol: dict[str, np.ndarray]) -> np.ndarray:

@@ -123,28 +123,40 @@ class PythonPolicy(AdapterPolicy):
     """Any object with openpi's policy interface, built in-process from `module:Class`:
     `infer(obs: dict) -> {"actions": (H, D)}` and optionally `reset()`. With a class
     attribute `batched = True` it takes the batch dict ((B, ...) arrays) and returns
-    (B, H, D) actions."""
+    (B, H, D) actions; with `device_images = True` too, its images are torch tensors on
+    the device of `backend=warp render=warp` (host arrays elsewhere), and its actions may
+    be a torch tensor on any device."""
 
     def __init__(self, ctx: PolicyContext, opts: PythonOptions) -> None:
         super().__init__(ctx, opts)
         cls = load_target(opts.target)
         self.batched = bool(getattr(cls, "batched", False))
+        # `device_images = True` (with batched): images as torch tensors on the device
+        # where the physics and the rig share one (metasim.envs.device_images)
+        self.device_images = self.batched and bool(getattr(cls, "device_images", False))
         n = 1 if self.batched else ctx.num_envs
         # one instance per env when unbatched: each keeps its own episode state
         self.objs = [_instance(cls, opts) for _ in range(n)]
 
     def infer_one(self, env: int, request: dict[str, Any]) -> np.ndarray:
         out = self.objs[env].infer(request)
-        return np.asarray(out["actions"] if isinstance(out, dict) else out)
+        return _host(out["actions"] if isinstance(out, dict) else out)
 
     def infer_batch(self, env_ids: np.ndarray, batch: dict[str, Any]) -> np.ndarray:
         out = self.objs[0].infer(batch)
-        return np.asarray(out["actions"] if isinstance(out, dict) else out)
+        return _host(out["actions"] if isinstance(out, dict) else out)
 
     def reset_env(self, env: int) -> None:
         obj = self.objs[0 if self.batched else env]
         if hasattr(obj, "reset"):
             obj.reset()
+
+
+def _host(actions: Any) -> np.ndarray:
+    """Actions as NumPy (a torch tensor copied from its device: B x H x D numbers)."""
+    if hasattr(actions, "detach"):
+        return np.asarray(actions.detach().cpu().numpy())
+    return np.asarray(actions)
 
 
 def _instance(cls: Any, opts: PythonOptions) -> Any:

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from metasim.guards import write_atomic
+
 
 def digest(*parts: Any) -> str:
     """A short stable hash of JSON-able parts."""
@@ -44,7 +46,7 @@ class StageCache:
 
     def mark(self, stage: str, key: str) -> None:
         self._done[stage] = key
-        self._file.write_text(json.dumps(self._done, indent=1))
+        write_atomic(self._file, json.dumps(self._done, indent=1))
 
     def path(self, name: str) -> Path:
         return self.dir / name

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import cv2
 import numpy as np
 import open3d as o3d
 from scipy.spatial import ConvexHull, QhullError
+
+from metasim.guards import write_atomic
 
 
 @dataclass(frozen=True)
@@ -146,5 +149,4 @@ def write_obj(path: str, mesh: MeshData, uv: np.ndarray | None = None) -> None:
             f"f {a + 1}/{3 * i + 1} {b + 1}/{3 * i + 2} {c + 1}/{3 * i + 3}"
             for i, (a, b, c) in enumerate(mesh.faces)
         ]
-    with open(path, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+    write_atomic(Path(path), "\n".join(lines) + "\n")

@@ -16,6 +16,7 @@ import numpy as np
 import open3d as o3d
 
 from metasim.errors import MetasimInputError
+from metasim.guards import replacing, write_atomic
 from metasim.recon import inputs as inp
 from metasim.recon.cache import StageCache, digest, files_signature
 from metasim.recon.camera import Intrinsics
@@ -140,7 +141,7 @@ def reconstruct(source: Path, out: Path, opts: ReconOptions | None = None) -> di
     report["world_to_scene"] = layout.world_to_scene.tolist()
     report["quality"] = _quality(out, frames, poses, intr, held, layout, scale, bar)
     report["seconds"] = round(time.perf_counter() - t0, 2)
-    (out / "report.json").write_text(json.dumps(report, indent=1, default=_json_default))
+    write_atomic(out / "report.json", json.dumps(report, indent=1, default=_json_default))
     cache.mark("scene", key)
     return report
 
@@ -169,7 +170,7 @@ def _frames_stage(
     if not cache.fresh("frames", key, [record]):
         with bar.stage("frames", len(src.frames) or None) as tick:
             names = _select_frames(src, cache, opts, tick)
-        record.write_text(json.dumps({"names": names}))
+        write_atomic(record, json.dumps({"names": names}))
         cache.mark("frames", key)
     names = json.loads(record.read_text())["names"]
     return _frames_from(src, names, cache, opts), key
@@ -184,7 +185,8 @@ def _select_frames(src: inp.Source, cache: StageCache, opts: ReconOptions, tick:
 
         names = [f"{i:06d}.png" for i in keep]
         for name, img in zip(names, imgs, strict=True):
-            Image.fromarray(img).save(folder / name)
+            with replacing(folder / name) as tmp:
+                Image.fromarray(img).save(tmp, format="PNG")
         return names
     scores = []
     for path in src.frames:
@@ -239,20 +241,18 @@ def _poses_stage(
             from metasim.recon.poses import depth_scale
 
             scale = depth_scale(sfm, [inp.read_depth(p, frames.depth_unit) for p in frames.depths])
-        np.savez(npz, poses=sfm.poses, points=sfm.points, colors=sfm.colors)
-        meta.write_text(
-            json.dumps(
-                {
-                    "source": "pycolmap incremental SfM",
-                    "registered": int(sfm.registered.sum()),
-                    "of": len(frames.names),
-                    "mean_reprojection_error_px": sfm.reprojection_error,
-                    "points": len(sfm.points),
-                    "intrinsics": sfm.intrinsics.to_json(),
-                    "depth_scale": scale,
-                }
-            )
-        )
+        with replacing(npz) as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, poses=sfm.poses, points=sfm.points, colors=sfm.colors)
+        info = {
+            "source": "pycolmap incremental SfM",
+            "registered": int(sfm.registered.sum()),
+            "of": len(frames.names),
+            "mean_reprojection_error_px": sfm.reprojection_error,
+            "points": len(sfm.points),
+            "intrinsics": sfm.intrinsics.to_json(),
+            "depth_scale": scale,
+        }
+        write_atomic(meta, json.dumps(info))
         cache.mark("poses", key)
     data, info = np.load(npz), json.loads(meta.read_text())
     poses = data["poses"].copy()

@@ -9,6 +9,7 @@ import mujoco
 import numpy as np
 from PIL import Image
 
+from metasim.guards import replacing
 from metasim.recon.camera import Intrinsics, add_scan_camera, render_views
 from metasim.reference.images import psnr as psnr  # re-exported (recon.pipeline)
 
@@ -41,4 +42,5 @@ def compare_png(path: Path, frames: np.ndarray, renders: np.ndarray, max_rows: i
     for i in pick:
         diff = np.abs(frames[i].astype(np.int16) - renders[i].astype(np.int16)).astype(np.uint8)
         rows.append(np.concatenate([frames[i], renders[i], diff], axis=1))
-    Image.fromarray(np.concatenate(rows, axis=0)).save(path)
+    with replacing(path) as tmp:
+        Image.fromarray(np.concatenate(rows, axis=0)).save(tmp, format="PNG")

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from ruamel.yaml import YAML
 
+from metasim.guards import replacing, write_atomic
 from metasim.recon.camera import CV_TO_GL
 from metasim.recon.objects import MeshData, ReconObject, write_obj
 from metasim.recon.target import MASS
@@ -45,9 +46,10 @@ def scene_name(out: Path) -> str:
 def write_meshes(out: Path, background: MeshData, objects: list[ReconObject]) -> None:
     """background.obj + background.png (texture atlas) + background.xml, <obj>.obj."""
     uv, atlas = bake_atlas(background)
-    atlas.save(out / "background.png")
+    with replacing(out / "background.png") as tmp:
+        atlas.save(tmp, format="PNG")
     write_obj(str(out / "background.obj"), background, uv)
-    (out / "background.xml").write_text(BACKGROUND_XML.format(name=scene_name(out)))
+    write_atomic(out / "background.xml", BACKGROUND_XML.format(name=scene_name(out)))
     for ob in objects:
         write_obj(str(out / f"{ob.name}.obj"), ob.mesh)
 
@@ -128,6 +130,6 @@ def write_scene_yaml(path: Path, data: dict[str, Any], header: str) -> None:
     yaml = YAML()
     yaml.default_flow_style = None
     yaml.width = 100
-    with path.open("w") as fh:
+    with replacing(path) as tmp, tmp.open("w") as fh:
         fh.write("".join(f"# {line}\n" for line in header.splitlines()))
         yaml.dump(data, fh)

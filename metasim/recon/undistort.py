@@ -18,6 +18,7 @@ import numpy as np
 from PIL import Image
 
 from metasim.errors import MetasimInputError
+from metasim.guards import replacing
 from metasim.recon import inputs as inp
 from metasim.recon.camera import Intrinsics
 
@@ -60,7 +61,8 @@ def _frame(path: Path, src: inp.Source, folder: Path, maps: Maps) -> Path:
         assert src.camera_file is not None and src.intrinsics is not None
         inp.check_intrinsics_size(src.camera_file, src.intrinsics, path, rgb)
         flat = cv2.remap(rgb, maps[0], maps[1], cv2.INTER_LINEAR, borderValue=(0, 0, 0))
-        Image.fromarray(flat).save(out)
+        with replacing(out) as tmp:
+            Image.fromarray(flat).save(tmp, format="PNG")
     return (folder / path.relative_to(src.folder)).with_suffix(".png")
 
 
@@ -77,8 +79,10 @@ def _depth(path: Path, src: inp.Source, folder: Path, maps: Maps) -> Path:
                 [f"depth map is {raw.shape[1]}x{raw.shape[0]}, expected {w}x{h} (w, h)"],
             )
         flat = cv2.remap(raw, maps[0], maps[1], cv2.INTER_NEAREST, borderValue=0)
-        if suffix == ".npy":
-            np.save(out, flat)
-        else:
-            Image.fromarray(np.round(flat).astype(np.uint16)).save(out)
+        with replacing(out) as tmp:
+            if suffix == ".npy":
+                with open(tmp, "wb") as fh:
+                    np.save(fh, flat)
+            else:
+                Image.fromarray(np.round(flat).astype(np.uint16)).save(tmp, format="PNG")
     return (folder / path.relative_to(src.folder)).with_suffix(suffix)

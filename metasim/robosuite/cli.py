@@ -18,8 +18,10 @@ from typing import Any
 from metasim.cli.verbs import verb
 from metasim.errors import MetasimInputError
 from metasim.guards import OUT_DIR
+from metasim.inputs import index_list
 from metasim.robosuite.tasks import TASKS
 
+MAX_EPISODE = 9_999  # episode indexes xcheck takes (the bound it had as LIBERO's --inits)
 EXPERT_TASKS = [t for t, f in TASKS.items() if f.expert is not None]
 
 
@@ -68,13 +70,12 @@ def run(args: argparse.Namespace) -> int:
 def run_xcheck(args: argparse.Namespace) -> int:
     """`metasim robosuite xcheck`: 0 done, 1 the reference failed, 2 bad input."""
     from metasim.evaluate.config import compose
-    from metasim.libero.cli_xcheck import parse_inits
     from metasim.robosuite.checks.xcheck import row_json
     from metasim.robosuite.checks.xcheck import run_xcheck as run_both
     from metasim.robosuite.reference.simulator import RobosuiteRefError
 
     tasks, spec = _tasks(args.tasks), compose([f"policy={args.policy}", *args.overrides]).rollout
-    episodes = parse_inits(args.episodes)
+    episodes = index_list(args.episodes, "--episodes", "episode", MAX_EPISODE)
 
     def report(c: Any) -> None:
         sys.stderr.write(f"{c.task} episode {c.episode}: metasim {c.metasim_success}, "

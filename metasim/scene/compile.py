@@ -18,6 +18,7 @@ import mujoco
 from metasim.errors import MetasimInputError
 from metasim.rotations import look_at_quat, yaw_quat
 from metasim.scene import fixtures, mjcf_fixtures, prebuilt_format
+from metasim.scene.references import check_references
 from metasim.scene.robots import RobotDescriptor, RobotError, resolve_robot
 from metasim.scene.scene_index import ROBOT_PREFIX, SceneIndex, index_of
 from metasim.scene.schema import CameraSpec, MaterialSpec, ObjectSpec, Scene
@@ -143,14 +144,31 @@ def load_prebuilt(path: Path, scene: Scene) -> CompiledScene:
                 "physics perturbations applied as per-env model edits"
             ],
         )
+    issues = check_references(
+        scene, path.parent, files=False
+    )  # the checks of a YAML scene's loader
+    if issues:
+        raise MetasimInputError(str(path), [f"scene.{_dotted(loc)}: {msg}" for loc, msg in issues])
     model, textured = prebuilt_format.load_model(path)
     try:
         robot = resolve_robot(scene.robot.name, path.parent)
     except RobotError as exc:
         raise MetasimInputError(str(path), [f"robot.name: {exc}"]) from None
-    index = index_of(model, scene, robot)
+    try:
+        index = index_of(model, scene, robot)
+    except (KeyError, ValueError, IndexError) as exc:  # MuJoCo: "Invalid name 'cube'. ..."
+        raise MetasimInputError(
+            str(path),
+            [f"its saved model is not this scene's (a model from another scene?): {exc}"],
+            "Export the task again with `metasim scene prebuild`",
+        ) from None
     substeps = substeps_of(scene, model)
     return CompiledScene(scene, path, robot, None, model, index, substeps, not textured)
+
+
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    """`("objects", 0, "mass")` -> `objects[0].mass`."""
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
 
 
 def substeps_of(scene: Scene, model: mujoco.MjModel) -> int:

@@ -34,6 +34,7 @@ stored: JSON, a MuJoCo binary model, numpy arrays without pickles, a YAML descri
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -49,6 +50,7 @@ from metasim.scene.compile import load_prebuilt as load_compiled
 from metasim.scene.prebuilt_format import (
     ENV,
     FORMAT,
+    MODEL_HASH,
     PREBUILT,
     PREFIX,
     STAMP,
@@ -110,6 +112,7 @@ def export(
             "ref": ref,
             "mujoco": mujoco.__version__,
             "textures": textures,
+            MODEL_HASH: hashlib.sha256(raw).hexdigest(),
             "scene": scene.model_dump(mode="json", by_alias=True),
         }
         path = out / f"{name}{SUFFIX}"

@@ -5,16 +5,16 @@ prebuilt scenes through it."""
 
 from __future__ import annotations
 
-import gzip
-import json
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
 
 import mujoco
 
-from metasim.errors import MetasimInputError
-from metasim.guards import OutKind, stamped_json
+from metasim.errors import MetasimInputError, validation_problems
+from metasim.guards import OutKind, load_json, stamped_json
+from metasim.inputs import read_gzip
 from metasim.scene.schema import Scene
 
 SUFFIX = ".prebuilt.json"
@@ -22,6 +22,7 @@ PREFIX = "prebuilt:"
 ENV = "METASIM_PREBUILT"
 SUITES = "suites.json"
 FORMAT = 1
+MODEL_HASH = "model_sha256"  # of the decompressed .mjb (files exported before it: unchecked)
 STAMP = "metasim scene prebuild"
 PREBUILT = OutKind("a prebuilt scene written by metasim", stamped_json(STAMP))
 SUITES_KIND = OutKind("a prebuilt suite list written by metasim", stamped_json(STAMP + " suites"))
@@ -39,10 +40,8 @@ def read_suites(out: Path) -> dict[str, list[str]]:
     path = out / SUITES
     if not path.is_file():
         return {}
-    try:
-        data = json.loads(path.read_text()).get("suites")
-    except (OSError, ValueError, AttributeError) as exc:
-        raise MetasimInputError(str(path), [f"cannot read it: {exc}"]) from None
+    doc = load_json(path, "prebuilt suite list")
+    data = doc.get("suites") if isinstance(doc, dict) else None
     if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
         raise MetasimInputError(str(path), ["suites: expected suite name -> [references]"])
     return {str(k): [str(r) for r in v] for k, v in data.items()}
@@ -104,10 +103,7 @@ def _existing(ref: str, path: Path) -> Path:
 
 
 def document(path: Path) -> dict[str, Any]:
-    try:
-        doc = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise MetasimInputError(str(path), [f"cannot read it as JSON: {exc}"]) from None
+    doc = load_json(path, "prebuilt scene")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or "scene" not in doc:
         raise MetasimInputError(
             str(path), [f"format: expected a prebuilt scene of format {FORMAT} with a scene"]
@@ -122,16 +118,30 @@ def load_scene(path: Path) -> Scene:
     try:
         return Scene.model_validate(document(path)["scene"])
     except ValidationError as exc:
-        raise MetasimInputError(str(path), [f"scene: {exc.errors()[0]['msg']}"]) from None
+        raise MetasimInputError(
+            str(path), validation_problems(exc, "scene.", show_input=False)
+        ) from None
 
 
 def load_model(path: Path) -> tuple[mujoco.MjModel, bool]:
     """The saved model of the `.prebuilt.json` file `path`, and whether it has its
     textures."""
+    doc = document(path)
     mjb = path.with_name(path.name.removesuffix(SUFFIX) + ".mjb.gz")
+    raw = read_gzip(mjb, "METASIM_MODEL_MAX_BYTES", "saved model")
+    want = doc.get(MODEL_HASH)
+    if want is not None and hashlib.sha256(raw).hexdigest() != want:
+        raise MetasimInputError(
+            str(mjb),
+            [
+                f"not the model exported with {path.name} (its SHA-256 differs from the "
+                f"{MODEL_HASH} there): a model from another scene, or one file of the pair "
+                "replaced"
+            ],
+            "Export the task again with `metasim scene prebuild`",
+        )
     try:
-        raw = gzip.decompress(mjb.read_bytes())
         model = mujoco.MjModel.from_binary_path("model.mjb", {"model.mjb": raw})
-    except (OSError, ValueError, EOFError) as exc:
+    except (OSError, ValueError, EOFError, RuntimeError) as exc:
         raise MetasimInputError(str(mjb), [f"MuJoCo cannot load it: {exc}"]) from None
-    return model, bool(document(path).get("textures", True))
+    return model, bool(doc.get("textures", True))

@@ -67,13 +67,15 @@ def _some(names: set[str]) -> str:
     return "it has " + ", ".join(sorted(names))
 
 
-def check_references(scene: Scene, base_dir: Path) -> list[Issue]:
-    """Every dangling name or missing file in `scene`, with the field path that holds it."""
+def check_references(scene: Scene, base_dir: Path, files: bool = True) -> list[Issue]:
+    """Every dangling name or missing file in `scene`, with the field path that holds it.
+    `files=False` (a prebuilt scene, whose meshes, textures and robot are in its saved
+    model): the names and values only."""
     issues: list[Issue] = []
     issues.extend(_name_issues(scene))
     try:
         robot = resolve_robot(scene.robot.name, base_dir)
-        if not robot.mjcf.is_file():
+        if files and not robot.mjcf.is_file():
             raise RobotError(
                 f"robot {robot.name}: its MJCF file {str(robot.mjcf)!r} does not exist"
             )
@@ -114,7 +116,7 @@ def check_references(scene: Scene, base_dir: Path) -> list[Issue]:
                     )
                 )
     for i, mat in enumerate(scene.materials):
-        if mat.texture and mat.texture.file:
+        if files and mat.texture and mat.texture.file:
             problem = _file_problem("texture", base_dir, mat.texture.file)
             if problem:
                 issues.append((("materials", i, "texture", "file"), problem))
@@ -125,7 +127,7 @@ def check_references(scene: Scene, base_dir: Path) -> list[Issue]:
             issues.append((("objects", i, "name"), f"the name {ob.name!r} is also a fixture's"))
         for attr in ("mesh", "mjcf"):
             rel = getattr(ob, attr)
-            if rel and ob.shape == attr:
+            if files and rel and ob.shape == attr:
                 problem = _file_problem(attr, base_dir, rel, ob.scale)
                 if problem:
                     issues.append((("objects", i, attr), problem))

@@ -17,6 +17,13 @@ its size besides) where edited envs step on several threads (not in lockstep: LI
 rows of the buffers; measured in a fresh process, growth per added env, one thread:
 LIBERO's libero_spatial/0 in lockstep 2.0 MB, estimated 2.8 MB; Meta-World's reach-v3
 0.01 MB, 2.2 MB; with a model copy per env they held 264 MB and 18.5 MB).
+Camera images count per env too (`image_bytes`): each view's frame (3 bytes a pixel, a
+depth view's 4) FRAME_COPIES times: the batch, the policy's copy, the bounds (low, high)
+of the vector env's observation space and gymnasium's check of them; MuJoCo Warp's ray tracer
+(render=warp) also holds each view's n x n sub-pixels (render_spp = n) packed in 4 bytes
+each and its resolved frame, counted here as host memory even where it runs on a GPU (an
+upper bound; set METASIM_ENV_MEMORY_BYTES where the device holds them). So 4096 envs of
+a 4096² camera are refused up front instead of failing to allocate, or crawling, midway.
 `check_env_memory` refuses a `num_envs` whose estimate exceeds the memory this machine
 has available (MemAvailable in /proc/meminfo, read as the envs are asked for; no check
 where it cannot be read) or METASIM_ENV_MEMORY_BYTES where that is set, with an input
@@ -27,6 +34,7 @@ written, `bench physics` before it starts, and every native `MetasimVectorEnv`
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import mujoco
@@ -38,6 +46,7 @@ ENV = "METASIM_ENV_MEMORY_BYTES"
 LIMITS[ENV] = 0  # unset: this machine's MemAvailable
 MEMINFO = Path("/proc/meminfo")
 OVERHEAD = 2 << 20  # per env, besides the MjData's own sizes
+FRAME_COPIES = 5  # of each camera frame per env (module doc)
 
 
 def per_env_bytes(model: mujoco.MjModel) -> int:
@@ -63,6 +72,18 @@ def env_memory_bytes(model: mujoco.MjModel, num_envs: int, threads: int | None =
     return per_env_bytes(model) * num_envs + thread_bytes(model, num_envs, threads)
 
 
+def image_bytes(views: Iterable[tuple[int, int, bool]], samples: int | None = None) -> int:
+    """One env's camera images (module doc): `views` (width, height, depth) rendered,
+    `samples` the ray tracer's sub-pixels per axis (None: MuJoCo's OpenGL renderer)."""
+    total = 0
+    for width, height, depth in views:
+        frame = width * height * (4 if depth else 3)
+        total += FRAME_COPIES * frame
+        if samples is not None:
+            total += samples * samples * width * height * 4 + frame
+    return total
+
+
 def mem_available(meminfo: Path = MEMINFO) -> int | None:
     """MemAvailable of /proc/meminfo in bytes; None where it cannot be read."""
     try:
@@ -75,18 +96,32 @@ def mem_available(meminfo: Path = MEMINFO) -> int | None:
     return None
 
 
+def _of_images(images: int) -> str:
+    return f" and the cameras' images ({images / 2**20:.1f} MiB of it)" if images else ""
+
+
 def _gib(n: float) -> str:
     return f"{n / 2**30:.1f} GiB"
 
 
 def check_env_memory(
-    model: mujoco.MjModel, num_envs: int, where: str, scene: str = "", threads: int | None = None
+    model: mujoco.MjModel,
+    num_envs: int,
+    where: str,
+    scene: str = "",
+    threads: int | None = None,
+    images: int = 0,
+    physics: bool = True,
 ) -> int:
-    """The estimate for `num_envs` envs of `model` in bytes (`env_memory_bytes`); over the
-    memory available (or METASIM_ENV_MEMORY_BYTES) it is an input error naming `where`
-    (the argument that set `num_envs`) with the estimate."""
-    per, workers = per_env_bytes(model), thread_bytes(model, num_envs, threads)
+    """The estimate for `num_envs` envs of `model` in bytes (`env_memory_bytes`, plus
+    `images` bytes of camera images per env; `physics=False`: a device backend's, only
+    the images); over the memory available (or METASIM_ENV_MEMORY_BYTES) it is an input
+    error naming `where` (the argument that set `num_envs`) with the estimate."""
+    per = (per_env_bytes(model) if physics else 0) + images
+    workers = thread_bytes(model, num_envs, threads) if physics else 0
     total = per * num_envs + workers
+    if per == 0:
+        return total
     cap = limit(ENV)
     source = ENV
     if cap == 0:  # not set
@@ -101,8 +136,9 @@ def check_env_memory(
         where,
         [
             f"{num_envs} envs{of} need about {_gib(total)} ({per / 2**20:.1f} MiB each, "
-            f"estimated from the compiled model, and {workers / 2**20:.0f} MiB for the physics "
-            f"threads' models), over the {_gib(cap)} of {source}"
+            f"estimated from the compiled model{_of_images(images)}, and "
+            f"{workers / 2**20:.0f} MiB for the physics threads' models), over the "
+            f"{_gib(cap)} of {source}"
         ],
         f"Ask for at most {max((cap - workers) // per, 0)} envs, or set {ENV}=<bytes> if they fit",
     )

@@ -15,6 +15,7 @@ import mujoco
 import numpy as np
 
 from metasim.errors import MetasimInputError
+from metasim.inputs import check_npz
 from metasim.scene.compile import CompiledScene
 from metasim.scene.task_schema import InitStatesSpec
 from metasim.sim.base import ModelEdit, SimState
@@ -66,6 +67,7 @@ class InitStates:
         path = Path(spec.file)
         if not path.is_absolute() and compiled.source is not None:
             path = compiled.source.parent / path
+        check_npz(path, "init_states file")
         try:
             with np.load(path, allow_pickle=False) as data:
                 arrays = {k: np.asarray(data[k], dtype=np.float64) for k in data.files}

@@ -177,7 +177,7 @@ def test_a_changed_scene_is_refused_and_bad_files_exit_2(
     # a damaged model file
     (out / "lift_cube.mjb.gz").write_bytes(b"\x1f\x8bnot gzip")
     code = cli_main(["scene", "validate", f"prebuilt:{path}"])
-    assert code == 2 and "MuJoCo cannot load it" in capsys.readouterr().err
+    assert code == 2 and "not a readable saved model" in capsys.readouterr().err
     # no folder given
     os.environ.pop(prebuilt.ENV, None)
     assert cli_main(["scene", "validate", "prebuilt:lift_cube"]) == 2

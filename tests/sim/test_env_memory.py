@@ -151,3 +151,58 @@ def test_gym_make_vec_refuses_before_it_allocates() -> None:
         gym.make_vec(
             "metasim/lift_cube-v0", num_envs=10**9, vectorization_mode="vector_entry_point"
         )
+
+
+def test_camera_images_count_per_env() -> None:
+    """Issue 47 finding 9: each frame FRAME_COPIES times; the ray tracer's n x n
+    sub-pixels (4 bytes each) and its resolved frame besides."""
+    from metasim.sim.memory import FRAME_COPIES, image_bytes
+
+    rgb, depth = (224, 224, False), (224, 224, True)
+    assert image_bytes([rgb, depth]) == FRAME_COPIES * 224 * 224 * (3 + 4)
+    assert image_bytes([rgb], samples=4) == FRAME_COPIES * 224 * 224 * 3 + 16 * 224 * 224 * 4 + (
+        224 * 224 * 3
+    )
+    assert image_bytes([]) == 0
+
+
+def _images(side: int) -> list[str]:
+    return [
+        "policy=openpi",
+        "~policy.observation.images",
+        f"+policy.observation.images={{img: {{camera: front, render: [{side},{side}]}}}}",
+        "suite.tasks=[lift_cube]",
+    ]
+
+
+@pytest.mark.parametrize("backend", ["mujoco", "warp"])
+def test_eval_refuses_images_that_do_not_fit_before_the_folder(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    backend: str,
+) -> None:
+    """4096 envs of a 4096² camera with 4 x 4 sub-pixels (render=warp) were not refused:
+    the run wrote its folder and made no progress; on the native backend 64 envs of it
+    died allocating the observation space (a traceback). Refused up front, exit 2, with
+    the images' share of the estimate, on either physics backend; a small camera fits."""
+    monkeypatch.setenv(ENV, str(4 << 30))
+    out = tmp_path / "out"
+    n = "num_envs=4096" if backend == "warp" else "num_envs=64"
+    argv = ["eval", "--quiet", *_images(4096), n, "episodes=4096", f"out={out}"]
+    if backend == "warp":
+        argv += ["backend=warp", "render=warp", "render_spp=4"]
+    err = _refused(capsys, argv)
+    assert f"error: {n}: " in err and "the cameras' images (" in err, err
+    assert not out.exists()
+
+    from metasim.evaluate.config import compose
+    from metasim.evaluate.policy_io import image_bytes_per_env
+    from metasim.evaluate.rollout import check_fit
+
+    cfg = compose(_images(224))
+    compiled = compile_task("lift_cube")
+    _, views = check_fit(compiled, cfg.rollout)
+    images = image_bytes_per_env(compiled, views, "warp", 2)
+    assert images == 5 * 224 * 224 * 3 + 4 * 224 * 224 * 4 + 224 * 224 * 3
+    assert check_env_memory(compiled.model, 16, "num_envs=16", images=images) > 16 * images

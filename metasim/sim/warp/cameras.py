@@ -1,14 +1,15 @@
 """MuJoCo Warp's ray tracer as a camera rig: every view of every env in one launch.
 
 On the warp backend the rig renders from the backend's own device model and data (the
-kinematics of the last step or reset are already there). On any other backend it keeps a
-MuJoCo Warp model and a data of `num_envs` worlds of its own: each `render()` copies the
-batch's positions (qpos, mocap poses; one host-to-device copy each) into that data and
-computes kinematics on the device. Per-env model edits the handler takes reach the rig's
-model as per-world fields (lights, colours, fixture poses), so each world is drawn with
-its own. One `mjw.render` call per view group (the views of distinct cameras, usually
-all of them), then its frames resolved on the device (the sub-pixel mean) and one device-to-host
-copy of each.
+kinematics of the last step or reset are already there; with an observation instant, a
+data of that instant's kinematics the backend makes on the device). On any other backend
+it keeps a MuJoCo Warp model and a data of `num_envs` worlds of its own: each `render()`
+copies the batch's positions (qpos, mocap poses; one host-to-device copy each) into that
+data and computes kinematics on the device. Per-env model edits the handler takes reach
+the rig's model as per-world fields (lights, colours, fixture poses), so each world is
+drawn with its own. One `mjw.render` call per view group (the views of distinct cameras,
+usually all of them), then its frames resolved on the device (the sub-pixel mean) and
+one device-to-host copy of each (none with `render(on_device=True)`: the device arrays).
 """
 
 from __future__ import annotations
@@ -114,6 +115,7 @@ class WarpRig:
         self.shared = shared is not None
         if shared is not None:
             self._wm, self._wd, self.device = shared()
+            self._device_arrays = shared
         else:
             self.device = pick_device(None)
             with wp.ScopedDevice(self.device):
@@ -191,30 +193,38 @@ class WarpRig:
         mjw.kinematics(m, d)
         mjw.com_pos(m, d)
 
-    def render(self) -> list[np.ndarray]:
-        frames: dict[tuple[Target, bool], np.ndarray] = {}
+    def render(self, on_device: bool = False) -> list[Any]:
+        """Per view, the frames on the host; with `on_device`, the Warp arrays on the
+        rig's device that hold them (no copy; overwritten by the next render)."""
+        frames: dict[tuple[Target, bool], Any] = {}
         with wp.ScopedDevice(self.device):
             if not self.shared:
                 self._upload()
+            else:  # the observation instant's kinematics, made on the device (or now's)
+                self._wm, self._wd, _ = self._device_arrays(observed=True)
             mjw.camlight(self._wm, self._wd)
             for targets, rc, mirror in zip(
                 self._groups, self._contexts, self._mirrors, strict=True
             ):
                 mjw.refit_bvh(self._wm, self._wd, rc)
                 trace(self._render, self._wm, self._wd, rc, mirror)
-                frames.update(self._read(targets, rc))
+                frames.update(self._read(targets, rc, on_device))
         return [frames[((v.camera, v.width, v.height), v.depth)] for v in self.views]
 
-    def _read(self, targets: list[Target], rc: Any) -> dict[tuple[Target, bool], np.ndarray]:
+    def _read(
+        self, targets: list[Target], rc: Any, on_device: bool = False
+    ) -> dict[tuple[Target, bool], Any]:
         """The group's frames, resolved on the device (`frames.FrameResolver`: the
-        sub-pixel mean and the RGB unpacking), then one copy of each to the host."""
-        out: dict[tuple[Target, bool], np.ndarray] = {}
+        sub-pixel mean and the RGB unpacking), then one copy of each to the host (none
+        `on_device`)."""
+        out: dict[tuple[Target, bool], Any] = {}
+        keep = (lambda a: a) if on_device else host
         rgb_adr, depth_adr = host(rc.rgb_adr), host(rc.depth_adr)
         for k, t in enumerate(targets):
             if rgb_adr[k] >= 0:
-                out[(t, False)] = host(self._frames.rgb(rc.rgb_data, rgb_adr[k], t))
+                out[(t, False)] = keep(self._frames.rgb(rc.rgb_data, rgb_adr[k], t))
             if depth_adr[k] >= 0:
-                out[(t, True)] = host(self._frames.depth(rc.depth_data, depth_adr[k], t))
+                out[(t, True)] = keep(self._frames.depth(rc.depth_data, depth_adr[k], t))
         return out
 
     def apply(self, field: str, index: int, values: np.ndarray) -> None:

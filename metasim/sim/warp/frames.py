@@ -65,8 +65,12 @@ class FrameResolver:
 
 
 def host(array: Any) -> np.ndarray:
-    """A device array's values on the host (a copy; CUDA refuses implicit conversion)."""
-    return np.asarray(array.numpy())
+    """A device array's values on the host, in memory of their own (CUDA refuses implicit
+    conversion). `numpy()` copies from CUDA; on Warp's CPU device it returns a view of
+    the array, which the next render would overwrite under a caller that kept a frame:
+    copied here."""
+    out = np.asarray(array.numpy())
+    return out.copy() if array.device.is_cpu else out
 
 
 __all__ = ["FrameResolver", "host"]

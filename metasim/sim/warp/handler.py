@@ -41,6 +41,7 @@ from metasim.sim.mujoco.legacy import legacy_aref_needed
 from metasim.sim.warp import batch
 from metasim.sim.warp.fields import STATIC_POSE_FIELDS, place_static_geoms, set_world_field
 from metasim.sim.warp.kernels import pack_poses, pack_rest, pack_row
+from metasim.sim.warp.observed import ObservedData
 from metasim.sim.warp.support import (
     capacity_overflows,
     check_split_step,
@@ -101,6 +102,7 @@ class BackendHandler(NativeHandler):
         # before and after the observed substep (kept in _wobs on the device)
         self._poses, self._at_obs = poses, self._at_overflow + 1
         self._wobs: tuple[Any, Any] | None = None
+        self._observed: ObservedData | None = None  # what the warp rig draws then
         self._isdofancestor: Any = wp.array(
             np.asarray(self._wm.body_isdofancestor.numpy())[:, :nv].copy(),
             dtype=int,
@@ -144,15 +146,17 @@ class BackendHandler(NativeHandler):
         wp.launch(pack_poses, dim=self.num_envs, inputs=args, outputs=[self._pack])
 
     def _observe_substep_set(self) -> None:
-        """Grow (or shrink back) the pack by the observation instant's columns."""
+        """Grow (or shrink back) the pack by the observation instant's columns; the rows
+        kept on the device start as the current state's (observed until the next step)."""
         super()._observe_substep_set()
         n, b, on = self._nstate, self.num_envs, self.observe_substep is not None
         extra = self._poses + 2 * n if on else 0
+        self._wobs, self._observed = None, None
         with wp.ScopedDevice(self.device):
-            self._wobs = (
-                (wp.zeros((b, n), dtype=float), wp.zeros((b, n), dtype=float)) if on else None
-            )
             self._pack = wp.zeros((b, self._at_obs + extra), dtype=float)
+            if on:  # the rows before the observed substep: kept by ObservedData
+                obs = self._observed = ObservedData(self.model, self._wd, self._wstate)
+                self._wobs = (obs.rows, wp.zeros((b, n), dtype=float))
         self._graphs.clear()  # captured with the previous arrays
 
     def _rewrite_weld_aref(self) -> None:
@@ -338,6 +342,8 @@ class BackendHandler(NativeHandler):
         with wp.ScopedDevice(self.device):
             batch.write_state(self._wm, self._wd, full, active)
             self._read_back(np.asarray(env_ids))  # the device holds float32: read it back
+            if self._observed is not None:  # the reset state is the observed one
+                self._observed.keep(self._wstate, active)
         if self.track_contacts:  # contacts of the reset state itself, as natively
             self._contacts_at_reset(env_ids)
 
@@ -369,12 +375,19 @@ class BackendHandler(NativeHandler):
                 )
             if field in STATIC_POSE_FIELDS:
                 place_static_geoms(self.model, self._wm, self._wd)
+                if self._observed is not None:
+                    self._observed.place_static(self._wd)
         self._graphs.clear()  # they hold the replaced array
         super()._apply(field, index, values)  # the host copies the renderer reads
 
-    def device_arrays(self) -> tuple[Any, Any, str]:
+    def device_arrays(self, observed: bool = False) -> tuple[Any, Any, str]:
         """The MuJoCo Warp model and data of the batch and their device (what a camera
-        rig renders from, with the kinematics of the last step or reset)."""
+        rig renders from, with the kinematics of the last step or reset). With `observed`
+        and an observation instant, a data with that instant's kinematics, computed now
+        on the device from the rows the step kept (`metasim.sim.warp.observed`)."""
+        if observed and self._observed is not None:
+            with wp.ScopedDevice(self.device):
+                return self._wm, self._observed.update(self._wm), self.device
         return self._wm, self._wd, self.device
 
     def close(self) -> None:
