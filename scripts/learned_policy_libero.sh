@@ -18,6 +18,7 @@
 #   bash scripts/learned_policy_libero.sh                  # everything under runs/learned_libero
 #   STEPS=500 EPISODES=2 LEROBOT_EPISODES=2 OUT=runs/ll-smoke bash scripts/learned_policy_libero.sh
 #   UNTIL=train bash scripts/learned_policy_libero.sh      # collect and train only
+#   UNTIL=collect ...                                      # collect only
 # A step whose output is there is skipped (collect and eval resume what is missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +37,7 @@ LEROBOT_EPISODES="${LEROBOT_EPISODES:-25}"  # per task and lerobot-eval seed (in
 LEROBOT_SEEDS="${LEROBOT_SEEDS:-1000 2000}"  # one lerobot-eval per task and seed
 NUM_ENVS="${NUM_ENVS:-5}"
 WARP_SPP="${WARP_SPP:-}"    # (b)'s samples per pixel per axis (empty: the scenes' own, 2)
-UNTIL="${UNTIL:-all}"       # train: stop after training
+UNTIL="${UNTIL:-all}"       # collect | train: stop after that step
 OUT="${OUT:-runs/learned_libero}"
 CKPT="${CKPT:-$OUT/train/checkpoints/last/pretrained_model}"
 # One torch thread: on a shared 2-core CPU two threads ran many times slower.
@@ -49,6 +50,7 @@ mkdir -p "$OUT"
 $PY -m metasim.cli collect --quiet suite="$SUITE" policy=libero_expert "suite.tasks=[$REFS]" \
   "+task_options.init_rows=$DEMO_INITS" record=lerobot_libero image_size="$SIZE" \
   episodes="$DEMOS" num_envs="$NUM_ENVS" seed=0 out="$OUT/demos"
+[ "$UNTIL" = collect ] && exit 0
 
 # 2. Diffusion, trained from scratch (no ImageNet download), small U-Net, DDIM 10 steps.
 # A run cut off resumes from its last checkpoint (every 500 steps); train.done marks the end.
