@@ -93,6 +93,10 @@ $PY -m metasim.cli compare --json "$OUT/eval-native" "$OUT/eval-warp" > "$OUT/co
 # (c) LeRobot's own eval, one task and seed per run (a run cut off keeps those it
 # finished), batch 1: episode i starts from init state i, and its rollout steps every env
 # of a batch until all are done.
+# LeRobot reads LIBERO's upstream .pruned_init files: written from the shipped arrays.
+LIBERO_CONFIG_PATH="$($PY -m metasim.libero.reference.lerobot_inits --suite "$SUITE" \
+  --tasks ${TASKS//,/ })"
+export LIBERO_CONFIG_PATH
 LEROBOT_DIRS=()
 mkdir -p "$OUT/eval-lerobot"
 for task in ${TASKS//,/ }; do
