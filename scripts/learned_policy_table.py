@@ -84,7 +84,7 @@ def table(
                 row["warp"], row["paired"], row["within"] = _rate(0, 0), None, False
             else:
                 b = entry["b"]
-                d = -float(entry["diff"])  # compare's B - A; the table's metasim - warp
+                d = 0.0 - float(entry["diff"])  # compare's B - A; the table's metasim - warp
                 dlo, dhi = (-float(x) for x in reversed(entry["diff_ci95"]))
                 row["warp"] = _rate(int(b["successes"]), int(b["n"]))
                 row["paired"] = [d, dlo, dhi, entry.get("mcnemar_p")]
