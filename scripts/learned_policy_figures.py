@@ -49,15 +49,19 @@ def plot_loss(points: list[tuple[int, float]], out: Path) -> None:
 
 
 def plot_harnesses(rows: list[dict[str, Any]], out: Path) -> None:
-    """Per task, each harness's success rate with its Wilson 95% interval, side by side."""
+    """Per task, each harness's success rate with its Wilson 95% interval, side by side
+    (metasim's warp run too, when the table has one)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 3.2))
-    for j, (side, label) in enumerate((("metasim", "metasim eval"), ("lerobot", "lerobot-eval"))):
-        xs = [i + (j - 0.5) * 0.3 for i in range(len(rows))]
+    sides = [("metasim", "metasim eval"), ("lerobot", "lerobot-eval")]
+    if rows and "warp" in rows[0]:  # three harnesses: metasim native, metasim warp, LeRobot
+        sides.insert(1, ("warp", "metasim eval, warp"))
+    for j, (side, label) in enumerate(sides):
+        xs = [i + (j - (len(sides) - 1) / 2) * 0.6 / len(sides) for i in range(len(rows))]
         rates = [r[side][0] / max(r[side][1], 1) for r in rows]
         lows = [rate - r[side][2] for rate, r in zip(rates, rows, strict=True)]
         highs = [r[side][3] - rate for rate, r in zip(rates, rows, strict=True)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from metasim.scene.kinds import PREDICATE_KINDS, KindUnion, holds_kinds, predicate_union
 from metasim.scene.predicate_base import PredicateBase, Ref
@@ -170,7 +170,10 @@ class InitStatesSpec(Strict):
     `.npz` file `file`, whatever env slot runs it. Each row is [time, qpos, qvel] over
     `joints` in order (LIBERO's layout); joints not listed keep the model's qpos0 and rest.
     `controller: stale` makes an `osc_pose` controller start as LIBERO's does (built at
-    the robot's home pose, not refreshed after the state is written)."""
+    the robot's home pose, not refreshed after the state is written). `rows` [start, stop)
+    keeps those rows of the file only: episode k then starts from row start + k mod
+    (stop - start), so one split of the recorded states (demonstrations) never starts an
+    episode of another (evaluation)."""
 
     file: Annotated[str, Field(min_length=1)]
     key: str = "states"
@@ -179,6 +182,13 @@ class InitStatesSpec(Strict):
     mocap: bool = False
     """The file also holds `mocap_pos` (N, nmocap, 3) and `mocap_quat` (N, nmocap, 4)."""
     state_fields: list[StateField] = []
+    rows: tuple[Annotated[int, Field(ge=0)], Annotated[int, Field(ge=1)]] | None = None
+
+    @model_validator(mode="after")
+    def _rows_ordered(self) -> InitStatesSpec:
+        if self.rows is not None and self.rows[0] >= self.rows[1]:
+            raise ValueError(f"rows: [start, stop) needs start < stop, got {list(self.rows)}")
+        return self
 
 
 @holds_kinds

@@ -1,4 +1,5 @@
-"""Recorded initial states (`task.init_states`): episode k starts from row k mod N.
+"""Recorded initial states (`task.init_states`): episode k starts from row k mod N (of the
+rows `task.init_states.rows` keeps, when it names a split).
 
 The rows are [time, qpos, qvel] over a list of named joints (LIBERO's flattened MjSim
 state); they are mapped onto the compiled model by joint name once, so the model may
@@ -89,6 +90,16 @@ class InitStates:
                 [f"{spec.key!r} in {str(path)!r}: expected (N >= 1, {width}) rows of "
                  f"[time, qpos, qvel] over the listed joints, got shape {rows.shape}"],
             )  # fmt: skip
+        if spec.rows is not None:  # a split of the file's rows: episode k from start + k mod n
+            start, stop = spec.rows
+            if stop > len(rows):
+                raise MetasimInputError(
+                    where,
+                    [f"rows: [{start}, {stop}) is past the {len(rows)} rows of {str(path)!r}"],
+                )
+            n = len(rows)
+            arrays = {k: a[start:stop] if a.ndim and len(a) == n else a for k, a in arrays.items()}
+            rows = arrays[spec.key]
         mocap = _mocap(spec, arrays, compiled, len(rows), where, str(path))
         fields = _fields(spec, arrays, compiled, len(rows), where, str(path))
         return cls(rows, qpos, qvel, spec.controller == "stale", *mocap, fields)

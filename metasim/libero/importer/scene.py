@@ -152,10 +152,13 @@ def parse_ref(ref: str) -> tuple[str, int | str]:
     return suite, int(task) if task.isdigit() else task
 
 
-def load_task(ref: str, fixture_draw: str | None = None) -> LiberoTask:
+def load_task(
+    ref: str, fixture_draw: str | None = None, init_rows: tuple[int, int] | None = None
+) -> LiberoTask:
     """Import `libero:<suite>/<task>`. `fixture_draw`: a harness (`openpi`) whose episode k
     fixture poses metasim's episode k takes (`metasim.libero.harness_draw`); None draws
-    them from each episode's seed."""
+    them from each episode's seed. `init_rows` [start, stop): only those init states start
+    episodes (`task.init_states.rows`), episode k from start + k mod (stop - start)."""
     suite, task = parse_ref(ref)
     name = paths.task_name(suite, task)
     index = paths.suite_tasks(suite).index(name)
@@ -166,6 +169,16 @@ def load_task(ref: str, fixture_draw: str | None = None) -> LiberoTask:
         problem, scene_name(suite, index), suite_steps(suite), init_file, instruction
     )
     init_states = paths.load_init_states(suite, name)
+    if init_rows is not None:
+        if init_rows[1] > len(init_states):
+            why = f"init states {init_rows[0]}-{init_rows[1] - 1}: {ref} has {len(init_states)}"
+            raise MetasimInputError("init_rows", [why])
+        spec = scene.task.init_states
+        assert spec is not None
+        split = scene.task.model_copy(
+            update={"init_states": spec.model_copy(update={"rows": init_rows})}
+        )
+        scene = scene.model_copy(update={"task": split})
     if fixture_draw is not None:
         offset = ARENAS[problem.problem_name].offset
         scene = with_harness_draw(scene, problem, len(init_states), offset, fixture_draw)

@@ -5,18 +5,21 @@ its suites are LIBERO's own (`libero_spatial`, `libero_object`, `libero_goal`,
 `libero_10`, `libero_90` and the LIBERO-PRO variants), read from the installed
 `libero` extra's task map, each task referenced by its index in LIBERO's order.
 
-Its option (`LiberoOptions`, `metasim eval ... +task_options.fixture_draw=openpi`):
+Its options (`LiberoOptions`, `metasim eval ... +task_options.fixture_draw=openpi`):
 `fixture_draw`, a harness whose episode k fixture poses metasim's episode k takes
 (`metasim.libero.harness_draw`); unset, each episode draws them from its own seed.
+`init_rows=A-B`: episodes start from init states A..B only (episode k from A + k mod
+(B - A + 1)), a held-out split of the 50 (`+task_options.init_rows=25-49`).
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from metasim.errors import MetasimInputError
 from metasim.paths import cache_dir
@@ -43,6 +46,33 @@ class LiberoOptions(BaseModel):
     # episode k's fixtures where this harness's episode k has them; None: drawn from the
     # episode's seed
     fixture_draw: FixtureDraw | None = None
+    # "A-B": only init states A..B (inclusive) start episodes, episode k from A + k mod
+    # (B - A + 1); a held-out split (demonstrations on one range, evaluation on another)
+    init_rows: str | None = None
+
+    @field_validator("init_rows")
+    @classmethod
+    def _rows(cls, v: str | None) -> str | None:
+        if v is not None:
+            init_range(v)
+        return v
+
+    @model_validator(mode="after")
+    def _not_both(self) -> LiberoOptions:
+        if self.fixture_draw is not None and self.init_rows is not None:
+            raise ValueError(
+                "init_rows with fixture_draw: a harness's episode k starts from init state k, "
+                "so its fixture draw would not be the one of metasim's episode k"
+            )
+        return self
+
+
+def init_range(text: str) -> tuple[int, int]:
+    """`A-B` (init states A..B, inclusive, 0 <= A <= B) as [start, stop)."""
+    m = re.fullmatch(r"(\d+)-(\d+)", text.strip())
+    if m is None or int(m[1]) > int(m[2]):
+        raise ValueError(f"expected 'A-B', init states A..B with A <= B, got {text!r}")
+    return int(m[1]), int(m[2]) + 1
 
 
 @functools.cache
@@ -86,7 +116,8 @@ class LiberoSource(TaskSource):
         from metasim.libero.importer.scene import load_task
 
         assert isinstance(options, LiberoOptions)
-        return load_task(ref, fixture_draw=options.fixture_draw).scene
+        rows = None if options.init_rows is None else init_range(options.init_rows)
+        return load_task(ref, fixture_draw=options.fixture_draw, init_rows=rows).scene
 
     def suites(self) -> dict[str, list[str]]:
         """Every suite of LIBERO's task map that the installed packages can load ({} when
