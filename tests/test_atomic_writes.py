@@ -1,5 +1,6 @@
-"""Every writer of an output file in the run folder's modules, `scene prebuild`'s, and
-those of compare, correlate, recon and collect goes through `metasim.guards.replacing` /
+"""Every writer of an output file in the modules of eval (evaluate/), report, runs
+(index/), `scene prebuild` (scene/), the CLI, compare, correlate, recon, collect and the
+xchecks goes through `metasim.guards.replacing` /
 `write_atomic` (a new file renamed over the target, never written through a symlink;
 issue 47). Checked on the AST: a call that writes a file (`write_text`, `write_bytes`,
 `open` for writing, `os.open`, a copy, a rename, a DuckDB file, `COPY ... TO`, a saved
@@ -15,21 +16,15 @@ from pathlib import Path
 import metasim
 
 ROOT = Path(metasim.__file__).resolve().parent
-MODULES = [  # the writers of a run folder (metasim eval) and of a prebuilt folder
-    "evaluate/store.py",
-    "evaluate/runner.py",
-    "evaluate/salvage.py",
-    "evaluate/records.py",
-    "evaluate/run_files.py",
-    "scene/prebuilt.py",
-]
-# and every module of the verbs that write into a folder or file the user names:
-# compare (--plot, --html), correlate (--plot, --html), recon (--out), collect (out=)
-MODULES += sorted(
-    str(p.relative_to(ROOT))
-    for part in ("compare", "correlate", "recon", "collect")
-    for p in (ROOT / part).rglob("*.py")
+# every module of the verbs that write into a folder or file the user names: eval (the
+# run folder), report (--html), runs, scene prebuild (--out), the CLI, compare (--plot,
+# --html), correlate (--plot, --html), recon (--out), collect (out=); and the xchecks'
+# --out folders (xcheck.jsonl, appended through metasim.appends, and the summaries)
+PARTS = ("evaluate", "report", "index", "scene", "cli", "compare", "correlate", "recon")
+MODULES = sorted(
+    str(p.relative_to(ROOT)) for part in (*PARTS, "collect") for p in (ROOT / part).rglob("*.py")
 )
+MODULES += ["libero/checks/xcheck_run.py", "robosuite/cli.py", "appends.py"]
 # (module, function, call) -> why it writes in place or is no output file
 ALLOWED = {
     ("evaluate/store.py", "__init__", "os.open"): "RunLock: the lock is locked in place (a "
@@ -41,8 +36,12 @@ ALLOWED = {
     ("evaluate/salvage.py", "read_damaged", "shutil.copyfile"): "a scratch copy in a "
     "private temporary folder, read and deleted",
     ("evaluate/salvage.py", "read_damaged", "duckdb.connect"): "opens that scratch copy",
-    ("evaluate/run_files.py", "read_records", "open"): "cuts a killed append's partial "
-    "last line off a JSON-lines results file (xcheck, collect) in place; no run folder file",
+    ("evaluate/resume.py", "check_resume", "os.open"): "the resume key's temporary file, "
+    "created exclusively (O_EXCL | O_NOFOLLOW), then linked into place",
+    ("evaluate/resume.py", "check_resume", "os.link"): "creates the key file only if it "
+    "is absent (a link never replaces a file or follows a symlink): the first shard's wins",
+    ("appends.py", "_open", "os.open"): "the helper of append-only results files: "
+    "O_NOFOLLOW | O_NONBLOCK, a regular file checked on the open descriptor",
     ("scene/prebuilt.py", "export", "mujoco.mj_saveModel"): "into a private temporary "
     "folder; the bytes are then written through write_atomic",
     # collect's dataset: its own commit protocol (collect/dataset.py's module doc): a batch
@@ -55,9 +54,6 @@ ALLOWED = {
     "the batch opens",
     ("collect/dataset.py", "commit", "os.rename"): "LeRobot's new files moved in, then "
     "pending renamed away: the commit point",
-    ("collect/dataset.py", "commit", "open"): "appends the batch's lines to the dataset's "
-    "append-only episodes.jsonl at the commit (a killed append's partial line is cut by "
-    "run_files.read_records)",
     ("collect/dataset.py", "_restore", "shutil.copy2"): "undoes an open batch: the "
     "rewritten files copied back from pending",
     ("collect/dataset.py", "_restore", "os.rename"): "pending renamed away once undone",
@@ -91,6 +87,9 @@ def writer(call: ast.Call) -> str | None:
     if name in WRITE_FUNCS:
         return name
     if name == "duckdb.connect" and (call.args or call.keywords):  # no args: in memory
+        first = call.args[0] if call.args else None
+        if isinstance(first, ast.Constant) and first.value == ":memory:":
+            return None
         return name
     if name == "open" and len(call.args) > 1:
         mode = call.args[1]

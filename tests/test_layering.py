@@ -16,6 +16,7 @@ ROOT = Path(metasim.__file__).resolve().parent
 LAYERS = {
     "__init__": 0,
     "errors": 0,
+    "appends": 0,
     "paths": 0,
     "registry": 0,
     "rotations": 0,

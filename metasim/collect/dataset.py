@@ -50,6 +50,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from metasim.appends import append_text
 from metasim.errors import MetasimInputError, one_line
 from metasim.evaluate.resume import differing
 from metasim.evaluate.run_files import read_records
@@ -301,8 +302,7 @@ class DatasetWriter:
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(new / rel, dst)
         lines = "".join(json.dumps(rec, sort_keys=True) + "\n" for rec in self.pending)
-        with (self.root / META / EPISODES_FILE).open("a") as f:
-            f.write(lines)
+        append_text(self.root / META / EPISODES_FILE, lines)  # never through a symlink
         self.pending = []
         os.rename(self.root / PENDING, self.root / TRASH)  # committed
         shutil.rmtree(self.root / TRASH)

@@ -75,7 +75,11 @@ def check_resume(path: Path, key: Mapping[str, Any], flag: str) -> None:
     key = normalized(key)
     if not path.exists():
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"key": key}, indent=2, sort_keys=True) + "\n")
+        text = json.dumps({"key": key}, indent=2, sort_keys=True) + "\n"
+        tmp.unlink(missing_ok=True)  # a stale one of a killed process with this pid
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
         try:
             os.link(tmp, path)  # fails if another process made it meanwhile: compare then
             return

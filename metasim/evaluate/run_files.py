@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from metasim.appends import HINT, cut_to
 from metasim.errors import MetasimInputError
 from metasim.evaluate.records import EpisodeRecord, RunSummary, decode_factors
 from metasim.guards import check_size, limit, load_json
@@ -71,15 +72,22 @@ def read_records(
     with `keys`); a missing file holds none. A line that is not one is an input error
     naming the file and line (exit 2), never a traceback. With `cut_partial_tail`, a last
     line without its newline (a process killed while appending it: never a finished
-    record) is cut off the file, so the next append starts a line of its own."""
+    record) is cut off the file, so the next append starts a line of its own. Such a file
+    (metasim appends to it) must be a regular file, never a symlink (`appends`)."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        what_is = "a symbolic link" if path.is_symlink() else "a pipe, device or folder"
+        raise MetasimInputError(
+            str(path),
+            [f"expected the append-only results file metasim writes, got {what_is}"],
+            HINT,
+        )
     if not path.is_file():
         return []
     check_size(path, limit("METASIM_JSONL_MAX_BYTES"), "METASIM_JSONL_MAX_BYTES")
     data = path.read_bytes()
     if cut_partial_tail and data and not data.endswith(b"\n"):
         keep = data.rfind(b"\n") + 1
-        with path.open("r+b") as f:
-            f.truncate(keep)
+        cut_to(path, keep)
         data = data[:keep]
     out = []
     for i, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):

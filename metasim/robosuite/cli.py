@@ -17,7 +17,7 @@ from typing import Any
 
 from metasim.cli.verbs import verb
 from metasim.errors import MetasimInputError
-from metasim.guards import OUT_DIR
+from metasim.guards import OUT_DIR, write_atomic
 from metasim.inputs import index_list
 from metasim.robosuite.tasks import TASKS
 
@@ -89,8 +89,8 @@ def run_xcheck(args: argparse.Namespace) -> int:
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "xcheck.jsonl").write_text("".join(json.dumps(row_json(r)) + "\n" for r in rows))
-        (out / "xcheck_summary.json").write_text(json.dumps(summary, indent=1))
+        write_atomic(out / "xcheck.jsonl", "".join(json.dumps(row_json(r)) + "\n" for r in rows))
+        write_atomic(out / "xcheck_summary.json", json.dumps(summary, indent=1))
     print(json.dumps(summary) if args.json else _format(summary))
     return 0
 

@@ -245,6 +245,27 @@ def test_a_damaged_dataset_is_refused_and_kept(
     assert after == before
 
 
+def test_an_episodes_file_that_is_a_symlink_is_refused_and_its_target_kept(
+    demos: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A resume that would append episodes to meta/metasim_episodes.jsonl when that file
+    is a symlink to a file outside the dataset: exit 2 naming the file, the target
+    unchanged (issue 47: the append followed the link)."""
+    root = tmp_path / "demos"
+    shutil.copytree(demos, root)
+    precious = tmp_path / "precious.txt"
+    precious.write_bytes((root / "meta" / "metasim_episodes.jsonl").read_bytes())
+    before = precious.read_bytes()
+    episodes = root / "meta" / "metasim_episodes.jsonl"
+    episodes.unlink()
+    episodes.symlink_to(precious)
+    assert collect(root, episodes=5) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {episodes}: expected the append-only results file"), err
+    assert "symbolic link" in err and len(err.strip().splitlines()) == 1, err
+    assert precious.read_bytes() == before and episodes.is_symlink()
+
+
 def test_a_run_that_leaves_a_damaged_dataset_does_not_report_success(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -27,11 +27,13 @@ from typing import Any
 
 import numpy as np
 
+from metasim.appends import append_text
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
 from metasim.evaluate.policy_io import camera_views, converter_for, policy_context
 from metasim.evaluate.resume import check_resume, rollout_key
 from metasim.evaluate.spec import RolloutSpec
+from metasim.guards import write_atomic
 from metasim.libero.checks.xcheck import (
     LATE_STEPS,
     RELEASE_STEPS,
@@ -204,8 +206,7 @@ class ClosedLoop:
 
 
 def _append(path: Path, c: Comparison) -> None:
-    with path.open("a") as f:
-        f.write(episode_to_json(c) + "\n")
+    append_text(path, episode_to_json(c) + "\n")  # never through a symlink
 
 
 def run_xcheck(
@@ -250,7 +251,7 @@ def run_xcheck(
     done = {**load_done(path), **done}  # what other shards appended meanwhile
     wanted = {(s, t, k, m) for s, t in tasks for k in inits for m in modes}
     summary = summarize([c for key, c in done.items() if key in wanted])
-    (out / SUMMARY).write_text(as_json(summary))
+    write_atomic(out / SUMMARY, as_json(summary))
     return summary
 
 
