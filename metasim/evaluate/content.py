@@ -106,14 +106,20 @@ def check_content(old: dict[str, Any], new: dict[str, Any], run_dir: Path) -> di
                 f"recorded {str(was['sha256'])[:12]} from {was.get('file')})"
             )
     conv = old.get("policy_conventions")
-    if conv is not None and conv != new.get("policy_conventions"):
-        problems.append("the policy's declared conventions differ from the recorded ones")
+    now_conv = new.get("policy_conventions") or {}
+    if conv is not None and conv != now_conv:
+        keys = sorted(k for k in {*conv, *now_conv} if conv.get(k) != now_conv.get(k))
+        tasks = ", ".join(repr(n) for n in now) or "every task"
+        problems.append(
+            f"the policy's declared conventions differ from the recorded ones "
+            f"({', '.join(keys)}), for every task of the run ({tasks})"
+        )
     if problems:
         raise MetasimInputError(
             str(run_dir),
             problems,
-            "Resuming would mix the outcomes of two scenes; restore the recorded scene "
-            "or choose another out=",
+            "Resuming would mix the outcomes of two scenes or two policies' conventions; "
+            "restore the recorded ones or choose another out=",
         )
     if isinstance(held, dict) and all(isinstance(held.get(n), dict) for n in now):
         return old

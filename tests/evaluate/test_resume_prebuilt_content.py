@@ -80,3 +80,4 @@ def test_changed_policy_conventions_are_refused(
     path.write_text(json.dumps(doc))
     err = _resume_refused(run, capsys)
     assert "the policy's declared conventions differ from the recorded ones" in err, err
+    assert f"({key})" in err and "'lift_cube'" in err, err
