@@ -212,7 +212,7 @@ def test_xyzw_follows_scipy_sign_convention() -> None:
 
 
 @pytest.mark.reference
-@pytest.mark.slow
+@pytest.mark.sweep  # all 50 tasks: > 30 min (its probe's timeout) on a loaded 2-core machine
 def test_all_50_tasks_match_the_reference(mw_python: Path, tmp_path: Path) -> None:
     run_probe(mw_python, tmp_path, "all", episodes=3, steps=250)
     metas, arrays = load_probe(tmp_path)
