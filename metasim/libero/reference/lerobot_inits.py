@@ -33,6 +33,8 @@ def write_inits(suite: str, tasks: list[int], folder: Path = FOLDER) -> Path:
     import torch
     import yaml
 
+    from metasim.inputs import check_npz
+
     config = folder / "config.yaml"
     if not config.is_file():
         folder.mkdir(parents=True, exist_ok=True)
@@ -40,6 +42,7 @@ def write_inits(suite: str, tasks: list[int], folder: Path = FOLDER) -> Path:
     for task in tasks:
         shipped = paths.init_states_file(suite, task)
         target = folder / "init_files" / suite / shipped.name.removesuffix(".npz")
+        check_npz(shipped, "LIBERO's init states")
         with np.load(shipped, allow_pickle=False) as data:
             states = data["states"]
         if target.is_file():
