@@ -14,6 +14,7 @@ import ast
 from pathlib import Path
 
 import metasim
+from tests.ast_scan import argument_text, dotted
 
 ROOT = Path(metasim.__file__).resolve().parent
 # every module of the verbs that write into a folder or file the user names: eval (the
@@ -73,12 +74,6 @@ WRITE_FUNCS = {
 }  # fmt: skip
 
 
-def dotted(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute):
-        return f"{dotted(node.value)}.{node.attr}"
-    return node.id if isinstance(node, ast.Name) else "?"
-
-
 def writer(call: ast.Call) -> str | None:
     """The name of the write `call` makes, or None."""
     name = dotted(call.func)
@@ -112,10 +107,7 @@ def sql_copy_to(call: ast.Call) -> bool:
     """An `execute("COPY ... TO ...")`: DuckDB writing a file."""
     if not (isinstance(call.func, ast.Attribute) and call.func.attr == "execute"):
         return False
-    text = " ".join(
-        n.value for a in call.args for n in ast.walk(a) if isinstance(n, ast.Constant)
-        if isinstance(n.value, str)
-    )  # fmt: skip
+    text = argument_text(call)
     return "COPY" in text and " TO " in text
 
 

@@ -20,6 +20,7 @@ import ast
 from pathlib import Path
 
 import metasim
+from tests.ast_scan import argument_text, dotted
 
 ROOT = Path(metasim.__file__).resolve().parent
 RUN_FILES = ("episodes.parquet", "episodes.duckdb", "manifest.json", "summary.json")
@@ -50,12 +51,6 @@ ALLOWED = {
 LOADER_CALLS = {"run": set(), "prebuilt": {"load_json", "guards.load_json"}}
 
 
-def dotted(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute):
-        return f"{dotted(node.value)}.{node.attr}"
-    return node.id if isinstance(node, ast.Name) else "?"
-
-
 def raw_read(call: ast.Call) -> str | None:
     name = dotted(call.func)
     if name.endswith("duckdb.connect") and call.args:
@@ -68,10 +63,7 @@ def raw_read(call: ast.Call) -> str | None:
     if name == "open" or (isinstance(call.func, ast.Attribute) and call.func.attr == "open"):
         return "open"
     if isinstance(call.func, ast.Attribute) and call.func.attr in {"sql", "execute"}:
-        text = " ".join(
-            n.value for a in call.args for n in ast.walk(a)
-            if isinstance(n, ast.Constant) and isinstance(n.value, str)
-        )  # fmt: skip
+        text = argument_text(call)
         if "read_parquet" in text or "read_json" in text:
             return "SQL read"
     return None

@@ -11,6 +11,7 @@ import gzip
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -31,40 +32,42 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out / "pre"
 
 
-def _copy(exported: Path, tmp_path: Path) -> Path:
-    folder = tmp_path / "pre"
-    shutil.copytree(exported, folder)
-    return folder
+@pytest.fixture
+def folder(exported: Path, tmp_path: Path) -> Path:
+    """A copy of the exported folder, the test's to damage."""
+    shutil.copytree(exported, tmp_path / "pre")
+    return tmp_path / "pre"
 
 
-def _refused(
+@pytest.fixture
+def refused(
     folder: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> str:
-    """`eval` of the folder's lift_cube: exit 2, one paragraph, no run folder."""
+) -> Callable[[], str]:
+    """`eval` of the folder's lift_cube: exit 2, one paragraph, no run folder; its error."""
     monkeypatch.setenv(prebuilt.ENV, str(folder))
-    capsys.readouterr()
-    run = folder.parent / "run"
-    args = ["eval", "--quiet", "suite=prebuilt", "episodes=1", "num_envs=1"]
-    code = cli_main([*args, f"out={run}"])
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert "Traceback" not in err and err.strip().count("\n") == 0, err
-    assert not run.exists()
-    return err
+
+    def run_eval() -> str:
+        capsys.readouterr()
+        run = folder.parent / "run"
+        args = ["eval", "--quiet", "suite=prebuilt", "episodes=1", "num_envs=1"]
+        code = cli_main([*args, f"out={run}"])
+        err = capsys.readouterr().err
+        assert code == 2, err
+        assert "Traceback" not in err and err.strip().count("\n") == 0, err
+        assert not run.exists()
+        return err
+
+    return run_eval
 
 
 def test_a_gzip_bomb_and_a_device_are_refused_unread(
-    exported: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    folder: Path, refused: Callable[[], str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    folder = _copy(exported, tmp_path)
     mjb = folder / "lift_cube.mjb.gz"
     monkeypatch.setenv("METASIM_MODEL_MAX_BYTES", str(1 << 20))
     mjb.write_bytes(gzip.compress(b"\0" * (4 << 20)))  # 4 MiB of zeros in a few KiB
     assert mjb.stat().st_size < 64 << 10
-    err = _refused(folder, capsys, monkeypatch)
+    err = refused()
     assert f"{mjb}: the saved model decompressed is over the limit of 1048576" in err, err
     assert "METASIM_MODEL_MAX_BYTES" in err
     with pytest.raises(MetasimInputError, match="decompressed is over the limit"):
@@ -72,72 +75,60 @@ def test_a_gzip_bomb_and_a_device_are_refused_unread(
 
     mjb.unlink()
     mjb.symlink_to("/dev/zero")
-    err = _refused(folder, capsys, monkeypatch)
+    err = refused()
     assert "expected a saved model (a regular file), got a pipe, device or folder" in err
     mjb.unlink()
     os.mkfifo(mjb)  # a pipe nobody writes: reading it would block forever
-    assert "a regular file" in _refused(folder, capsys, monkeypatch)
+    assert "a regular file" in refused()
 
 
 def test_prebuilt_json_files_are_bounded(
-    exported: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    exported: Path, folder: Path, refused: Callable[[], str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """200,000-deep JSON was a RecursionError; a file over METASIM_JSON_MAX_BYTES was read."""
-    folder = _copy(exported, tmp_path)
     deep = "[" * 200_000 + "]" * 200_000
     suites = folder / "suites.json"
     suites.write_text('{"suites": ' + deep + "}")
-    assert f"{suites}: nested more than 64 levels deep" in _refused(folder, capsys, monkeypatch)
+    assert f"{suites}: nested more than 64 levels deep" in refused()
     shutil.copy(exported / "suites.json", suites)
 
     scene = folder / "lift_cube.prebuilt.json"
     scene.write_text('{"format": 1, "scene": ' + deep + "}")
-    assert f"{scene}: nested more than 64 levels deep" in _refused(folder, capsys, monkeypatch)
+    assert f"{scene}: nested more than 64 levels deep" in refused()
     shutil.copy(exported / "lift_cube.prebuilt.json", scene)
     monkeypatch.setenv("METASIM_JSON_MAX_BYTES", "1000")
-    err = _refused(folder, capsys, monkeypatch)
+    err = refused()
     assert "over the limit of 1000 bytes (METASIM_JSON_MAX_BYTES)" in err, err
 
 
 def test_a_model_of_another_scene_is_refused_by_name(
-    exported: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    exported: Path, folder: Path, refused: Callable[[], str]
 ) -> None:
     """close_drawer's model saved as lift_cube's: the model's hash in the prebuilt file
     refuses it; a file exported before the hash was recorded gets a clear error from
     the names the scene needs (was KeyError: "Invalid name 'cube'")."""
-    folder = _copy(exported, tmp_path)
     shutil.copy(exported.parent / "other/close_drawer.mjb.gz", folder / "lift_cube.mjb.gz")
-    err = _refused(folder, capsys, monkeypatch)
+    err = refused()
     assert "not the model exported with lift_cube.prebuilt.json" in err, err
     path = folder / "lift_cube.prebuilt.json"
     doc = json.loads(path.read_text())
     del doc[prebuilt.MODEL_HASH]
     path.write_text(json.dumps(doc))
-    err = _refused(folder, capsys, monkeypatch)
+    err = refused()
     assert "its saved model is not this scene's (a model from another scene?)" in err, err
     assert "Invalid name 'cube'" in err
 
 
 def test_the_yaml_scene_checks_apply_to_a_prebuilt_scene(
-    exported: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    folder: Path, refused: Callable[[], str]
 ) -> None:
     """`scene.objects: []` in a prebuilt file: its predicates name a missing object, as
     the YAML loader says (was StopIteration from the first episode)."""
-    folder = _copy(exported, tmp_path)
     path = folder / "lift_cube.prebuilt.json"
     doc = json.loads(path.read_text())
     doc["scene"]["objects"] = []
     path.write_text(json.dumps(doc))
-    err = _refused(folder, capsys, monkeypatch)
+    err = refused()
     assert "scene.task.success.lifted.object: names object 'cube', which the scene does not" in err
     assert cli_main(["scene", "validate", f"prebuilt:{path}"]) == 2
 
