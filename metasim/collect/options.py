@@ -14,6 +14,10 @@ collect's own `key=value` options, parsed with the same override grammar:
                      come from the preset, and image_size=N, if given, shrinks the
                      preset's unresized frames to N x N as a checkpoint that resizes them
                      itself does (PIL's antialiased bilinear = torchvision's Resize)
+  commit_every=N     commit the dataset every N episodes of a (task, cell) batch, so a
+                     run cut off keeps all but the last N at most (default 0: one commit
+                     per batch); the dataset is the same whatever N (episodes keep their
+                     seeds and order)
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ class CollectOptions(BaseModel):
     cameras: Annotated[list[str], Field(min_length=1)] | None = None
     repo_id: str | None = None
     record: Annotated[str, Field(pattern=r"^[\w-]+$")] | None = None
+    commit_every: Annotated[int, Field(ge=0)] = 0
 
 
 OWN_KEYS = tuple(CollectOptions.model_fields)

@@ -173,8 +173,9 @@ def collect(
             start(held, cfg.episodes * len(plan.cells))
         for item in plan.items():
             todo = [k for k in item.episodes if (item.name, item.cell.id, k) not in done]
-            if todo:
-                _Batch(cfg, opts, writer, rec, advance).run(item, todo)
+            step = opts.commit_every or len(todo)
+            for i in range(0, len(todo), max(step, 1)):  # one commit per `step` episodes
+                _Batch(cfg, opts, writer, rec, advance).run(item, todo[i : i + step])
         writer.verify()  # what this run leaves loads, as what it resumed from did
         return CollectResult(writer.root, tally(writer.records(), plan.names))
     except BaseException:
@@ -186,7 +187,8 @@ def collect(
 
 @dataclass
 class _Batch:
-    """One (task, cell) batch: its episodes run, written in episode order, committed."""
+    """One (task, cell) batch (or `commit_every` episodes of it): its episodes run,
+    written in episode order, committed."""
 
     cfg: EvalConfig
     opts: CollectOptions

@@ -111,6 +111,27 @@ def test_a_resumed_dataset_equals_a_fresh_one(resumed: Path, five: Path) -> None
         np.testing.assert_array_equal(new[key], fresh[key], err_msg=key)
 
 
+def test_commits_every_n_episodes_give_the_same_dataset(tmp_path: Path, five: Path) -> None:
+    """commit_every=2: episodes 0-4 committed as 0-1, 2-3, 4 (a run cut off keeps the
+    chunks before), the dataset the same as one commit's."""
+    root = tmp_path / "chunks"
+    commits: list[int] = []
+    real = DatasetWriter.commit
+
+    def counted(self: DatasetWriter) -> None:
+        commits.append(len(self.records()))
+        real(self)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(DatasetWriter, "commit", counted)
+        assert collect(root, "commit_every=2", episodes=5, num_envs=2) == 0
+    assert commits == [0, 2, 4]  # the lines committed before each commit
+    assert [r["episode"] for r in lines(root)] == [0, 1, 2, 3, 4]
+    new, fresh = columns(root), columns(five)
+    for key in fresh:
+        np.testing.assert_array_equal(new[key], fresh[key], err_msg=key)
+
+
 def test_failed_episodes_are_left_out_unless_keep_all(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -138,6 +159,7 @@ def test_failed_episodes_are_left_out_unless_keep_all(
     [
         (["keep=maybe"], "keep"),
         (["image_size=0"], "image_size"),
+        (["commit_every=-1"], "commit_every"),
         (["cameras=[nope]"], "nope"),
         (["cameras=[front"], "cameras=[front"),
         (["executor=ray"], "executor"),
