@@ -49,7 +49,7 @@ mkdir -p "$OUT"
 # 1. Demonstrations (resumable), from the demo split of the init states only.
 $PY -m metasim.cli collect --quiet suite="$SUITE" policy=libero_expert "suite.tasks=[$REFS]" \
   "+task_options.init_rows=$DEMO_INITS" record=lerobot_libero image_size="$SIZE" \
-  episodes="$DEMOS" num_envs="$NUM_ENVS" seed=0 out="$OUT/demos"
+  episodes="$DEMOS" num_envs="$NUM_ENVS" commit_every=10 seed=0 out="$OUT/demos"
 [ "$UNTIL" = collect ] && exit 0
 
 # 2. Diffusion, trained from scratch (no ImageNet download), small U-Net, DDIM 10 steps.
