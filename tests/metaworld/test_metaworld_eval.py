@@ -53,8 +53,8 @@ def test_the_expert_matches_the_package_to_the_step(tmp_path: Path, mw_ref: Meta
 
 def _the_same_through_the_cli(run: Path, package: Path) -> None:
     """`metasim check xcheck --benchmark metaworld` on that run (the package's side run
-    and written to `package`), then the old spelling `metaworld-compare` reading it back:
-    the same rows, and the old one says its new name."""
+    and written to `package`), then again reading it back: the same rows; the removed old
+    spelling `metaworld-compare` is refused as an unknown verb (exit 2, one line)."""
     import contextlib
     import io
 
@@ -62,17 +62,19 @@ def _the_same_through_the_cli(run: Path, package: Path) -> None:
 
     args = ["--run", str(run), "--tasks", *STEP_EXACT, "--episodes", "2", "--json"]
     outs = []
-    for argv in (["check", "xcheck", "--benchmark", "metaworld"], ["metaworld-compare"]):
+    for argv in (["check", "xcheck", "--benchmark", "metaworld"],) * 2:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             assert main([*argv, *args, "--package", str(package)]) == 0, err.getvalue()
         outs.append((json.loads(out.getvalue()), err.getvalue()))
-    (new, new_err), (old, old_err) = outs
-    assert new == old and package.is_file()
-    assert "note:" not in new_err
-    assert old_err.strip().splitlines()[-1] == (
-        "note: `metasim metaworld-compare` is now `metasim check xcheck --benchmark metaworld`"
-    )
+    (first, first_err), (again, again_err) = outs
+    assert first == again and package.is_file()
+    assert "note:" not in first_err + again_err
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["metaworld-compare", *args, "--package", str(package)]) == 2
+    assert err.getvalue().count("\n") == 1
+    assert "invalid choice: 'metaworld-compare'" in err.getvalue()
 
 
 @pytest.mark.reference
@@ -141,7 +143,16 @@ def test_package_file_never_replaces_a_users_file(capsys, tmp_path: Path) -> Non
     settings.write_text('{"lr": 0.001}\n')
     listed = tmp_path / "list.json"
     listed.write_text("[1, 2]\n")
-    run = ["metaworld", "xcheck", "--run", str(tmp_path / "no_run"), "--episodes", "1"]
+    run = [
+        "check",
+        "--benchmark",
+        "metaworld",
+        "xcheck",
+        "--run",
+        str(tmp_path / "no_run"),
+        "--episodes",
+        "1",
+    ]
     for target in (settings, listed, Path("/etc/passwd"), tmp_path):
         err = refused(capsys, [*run, "--tasks", "reach-v3", "--package", str(target)])
         assert "--package" in err and str(target) in err, err
@@ -206,7 +217,7 @@ def test_ml_tasks_hide_the_goal_as_the_package_does(mw_ref: MetaWorldRef) -> Non
 
 @pytest.mark.reference
 def test_ml_tasks_run_both_sides_alike(tmp_path: Path, mw_ref: MetaWorldRef) -> None:
-    """`metaworld-compare` of ML tasks: the expert sees the goal hidden on both sides, so
+    """The Meta-World xcheck of ML tasks: the expert sees the goal hidden on both sides, so
     the tasks the package's expert fails without the goal fail in metasim too (it
     succeeded in every episode when metasim showed it the goal)."""
     tasks = [compare.task_ref(r) for r in ML_HIDDEN]
@@ -217,8 +228,9 @@ def test_ml_tasks_run_both_sides_alike(tmp_path: Path, mw_ref: MetaWorldRef) -> 
         assert not any(o.success for o in row.package)  # the package's expert needs the goal
 
 
-# MT10 x 10 on warp (`metasim metaworld-compare --backend warp`, docs/support_matrix.md):
-# 100/100 outcomes equal the package's, 77 of the 99 successes at the same step.
+# MT10 x 10 on warp (`metasim check xcheck --benchmark metaworld --backend warp`,
+# docs/support_matrix.md): 100/100 outcomes equal the package's, 77 of the 99 successes
+# at the same step.
 WARP_TASKS = ["reach-v3", "drawer-open-v3"]
 
 
