@@ -28,7 +28,7 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "libero.md"
 # scene and a kitchen scene.
 CI_TASKS = [("libero_object", 2), ("libero_goal", 1)]
 # Two per suite, none of them looked at before in docs/libero.md, every problem class
-# among them (docs/libero_log.md: the model diff).
+# among them (docs/log/libero.md: the model diff).
 SLOW_TASKS = [
     ("libero_spatial", 1), ("libero_spatial", 6), ("libero_object", 5), ("libero_object", 9),
     ("libero_goal", 4), ("libero_goal", 7), ("libero_10", 4), ("libero_10", 5),

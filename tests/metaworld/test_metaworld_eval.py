@@ -6,7 +6,7 @@ and of `num_envs`.
 CI: three MT10 tasks whose dynamics agree with the package's to the step (reach, push,
 button-press-topdown), two episodes each: the same outcome and first-success step per
 episode. Slow: all of MT10, three episodes each, every task's difference within its paired
-interval. The full MT50 x 10 table is docs/metaworld_log.md's ("metasim vs the package: MT50").
+interval. The full MT50 x 10 table is docs/log/metaworld.md's ("metasim vs the package: MT50").
 """
 
 from __future__ import annotations
@@ -229,7 +229,7 @@ def test_ml_tasks_run_both_sides_alike(tmp_path: Path, mw_ref: MetaWorldRef) -> 
 
 
 # MT10 x 10 on warp (`metasim check xcheck --benchmark metaworld --backend warp`,
-# docs/support_matrix.md): 100/100 outcomes equal the package's, 77 of the 99 successes
+# docs/log/backends.md): 100/100 outcomes equal the package's, 77 of the 99 successes
 # at the same step.
 WARP_TASKS = ["reach-v3", "drawer-open-v3"]
 
@@ -265,7 +265,7 @@ def test_warp_outcomes_agree_with_the_package(
 
 # MuJoCo >= 3.12's box-box routine (native's, which the warp backend uses too) solves
 # shelf-place 6/10 where the package on 3.3.0 solves 10/10; MuJoCo Warp's GJK/EPA box-box
-# gives 10/10 (docs/support_matrix.md, "Meta-World MT10 and MT50 on warp").
+# gives 10/10 (docs/log/backends.md, "Meta-World MT10 and MT50 on warp").
 BOX_BOX = {"shelf-place-v3"}
 
 

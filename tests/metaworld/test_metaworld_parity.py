@@ -104,7 +104,7 @@ def test_modeldiff_names_its_own_flag(
 
 @pytest.mark.slow
 def test_ten_pairs_as_documented(capsys: pytest.CaptureFixture[str]) -> None:
-    """The documented run (docs/metaworld_log.md, "Parity"): 10 MT50 pairs, seed 20261125.
+    """The documented run (docs/log/metaworld.md, "Parity"): 10 MT50 pairs, seed 20261125.
     Every pair meets every target (the end effector: at most 0.083 mm before the first
     contact, 0 in 8 pairs, now that the mocap weld steps without MuJoCo 3.7's J̇v term;
     with it, coffee-button-v3 variation 11 was 1.13 mm off); every difference from the
