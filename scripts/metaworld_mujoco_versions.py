@@ -29,8 +29,8 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-from metasim.metaworld.compare import package_table, run_outcomes, suite_tasks
 from metasim.metaworld.reference.simulator import MetaWorldRef, ensure_venv
+from metasim.metaworld.xcheck import package_table, run_outcomes, suite_tasks
 from metasim.sim.mujoco.legacy import legacy_equality_aref
 
 SHIM = """# metasim control experiment (scripts/metaworld_mujoco_versions.py), not the package

@@ -106,7 +106,7 @@ def test_an_output_file_is_checked_for_what_it_holds(
 def _metasim_outputs(tmp_path: Path) -> dict[str, tuple[guards.OutKind, Path]]:
     """One real file of each kind, written by the code that writes it."""
     from metasim.bench.physics import profile_eval_loop
-    from metasim.metaworld import compare
+    from metasim.metaworld import xcheck
     from metasim.report.html import HTML_PAGE, page
 
     png, html, prof = tmp_path / "a.png", tmp_path / "a.html", tmp_path / "a.prof"
@@ -114,13 +114,13 @@ def _metasim_outputs(tmp_path: Path) -> dict[str, tuple[guards.OutKind, Path]]:
     html.write_text(page("t", "", []))
     profile_eval_loop("lift_cube", 1, 2, prof)
     pkg = tmp_path / "pkg.json"
-    pkg.write_text(guards.stamp_json(compare.PACKAGE_STAMP, {"key": {}, "rows": {}}))
+    pkg.write_text(guards.stamp_json(xcheck.PACKAGE_STAMP, {"key": {}, "rows": {}}))
     return {
         "png": (guards.PNG, png),
         "html": (HTML_PAGE, html),
         "pstats": (guards.PSTATS, prof),
         "profile text": (guards.PROFILE_TEXT, Path(f"{prof}.txt")),
-        "package": (compare.PACKAGE_FILE, pkg),
+        "package": (xcheck.PACKAGE_FILE, pkg),
     }
 
 

@@ -10,7 +10,7 @@ bad arguments.
 
 `modeldiff --task ENV`: every model field against the package's
 (`metasim.metaworld.checks.parity_fields`); `xcheck`: the expert's success next to the
-package's own policies (`metasim.metaworld.compare`).
+package's own policies (`metasim.metaworld.xcheck`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ MAX_PATH_LENGTH = 500  # the package's episode length: rollouts cannot be longer
 
 def add_parser(verbs: Any) -> None:
     """Add the `metaworld` verb and its sub-verbs `parity`, `modeldiff` and `xcheck`."""
-    from metasim.metaworld import compare
+    from metasim.metaworld import xcheck
 
     sub = add_checks(verbs, "metaworld", "Meta-World tools (checks against the package)")
     par = add_check(sub, "parity", PARITY_HELP)
@@ -57,7 +57,7 @@ def add_parser(verbs: Any) -> None:
     md.add_argument("--variation", type=bounded_int(0, 49), default=0)
     _add_variations(md)
     add_outputs(md, "the differences")
-    compare.add_arguments(add_check(sub, "xcheck", compare.HELP))
+    xcheck.add_arguments(add_check(sub, "xcheck", xcheck.HELP))
 
 
 PARITY_HELP = (
@@ -104,7 +104,7 @@ def _progress(line: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the check `parity|modeldiff|xcheck` (see the module doc for the exit
-    codes; xcheck's are `metasim.metaworld.compare`'s)."""
+    codes; xcheck's are `metasim.metaworld.xcheck`'s)."""
     from metasim.metaworld.checks.parity import DEFAULT_SEED
     from metasim.metaworld.checks.parity_report import format_table, run_parity
     from metasim.metaworld.reference.simulator import SPEC, MetaWorldRefError
@@ -112,9 +112,9 @@ def run(args: argparse.Namespace) -> int:
     if args.metaworld_verb == "modeldiff":
         return run_modeldiff(args)
     if args.metaworld_verb == "xcheck":
-        from metasim.metaworld import compare
+        from metasim.metaworld import xcheck
 
-        return compare.run(args)
+        return xcheck.run(args)
     tasks = _tasks(args.tasks, args.benchmark)
     if args.frames:
         check_out_dir(args.frames, "--frames")

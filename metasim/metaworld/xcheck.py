@@ -364,11 +364,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m metasim.metaworld.compare ...` (the same as `metasim check xcheck
+    """`python -m metasim.metaworld.xcheck ...` (the same as `metasim check xcheck
     --benchmark metaworld ...`)."""
-    parser = argparse.ArgumentParser(
-        prog="python -m metasim.metaworld.compare", description=__doc__
-    )
+    parser = argparse.ArgumentParser(prog="python -m metasim.metaworld.xcheck", description=__doc__)
     add_arguments(parser)
     try:
         return run(parser.parse_args(argv))
