@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from metasim.cli.verbs import VERBS, verb
+from metasim.cli.verbs import VERBS, Parser, verb
 from metasim.errors import MetasimInputError
 from metasim.reference.benchmark import BENCHMARKS, CHECKS, check_argv
 
@@ -40,10 +40,8 @@ def check_verbs() -> list[str]:
 def check_parser() -> argparse.ArgumentParser:
     """The parser of every plug-in check verb, as `metasim check` runs them: each check's
     own parser is named `metasim check CHECK --benchmark NAME` in its usage and errors."""
-    from metasim.cli.main import _Parser
-
-    parser = _Parser(prog="metasim check", add_help=False)
-    verbs = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
+    parser = Parser(prog="metasim check", add_help=False)
+    verbs = parser.add_subparsers(dest="verb", required=True, parser_class=Parser)
     for name in check_verbs():
         VERBS[name].add(verbs)
     for name, entry in BENCHMARKS.items():

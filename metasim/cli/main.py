@@ -7,21 +7,13 @@ import sys
 from collections.abc import Sequence
 
 from metasim.cli.check_cmd import check_verbs
-from metasim.cli.verbs import VERBS  # the verbs: built-in ones and plug-ins'
+from metasim.cli.verbs import VERBS, Parser  # the verbs: built-in ones and plug-ins'
 from metasim.errors import MetasimInputError
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports bad arguments in one paragraph with exit code 2."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"error: {self.prog}: {message} (see '{self.prog} --help')\n")
-        raise SystemExit(2)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="metasim", description=__doc__)
-    verbs = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
+    parser = Parser(prog="metasim", description=__doc__)
+    verbs = parser.add_subparsers(dest="verb", required=True, parser_class=Parser)
     hidden = set(check_verbs())  # a plug-in's check verbs: `metasim check` runs them
     for name, verb in VERBS.items():
         if name not in hidden:

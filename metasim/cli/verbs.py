@@ -10,11 +10,20 @@ verbs: those are reached as `metasim check CHECK --benchmark NAME` only
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from metasim.registry import Registry
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports bad arguments in one paragraph with exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"error: {self.prog}: {message} (see '{self.prog} --help')\n")
+        raise SystemExit(2)
 
 
 @dataclass(frozen=True)
