@@ -4,7 +4,7 @@ to metasim's MuJoCo 4 + `osc_pose` stepping the reference's exported model in th
 
     .venv/bin/python bench/libero_reference.py [--suite libero_goal] [--task 0] [--steps 50]
 
-Builds .cache/libero-ref on first use; prints JSON. Figures for this machine: docs/libero_log.md.
+Builds .cache/libero-ref on first use; prints JSON. Figures for this machine: docs/log/libero.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Figures of docs/learned_policy.md: the training loss curve, the two harnesses' table
+"""Figures of docs/log/learned_policy.md: the training loss curve, the two harnesses' table
 and the report's plots.
 
     python scripts/learned_policy_figures.py --log runs/act_visual.log \

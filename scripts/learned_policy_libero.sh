@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A learned LIBERO image policy, three harnesses (issue 44; docs/learned_policy.md#libero),
+# A learned LIBERO image policy, three harnesses (issue 44; docs/log/learned_policy.md#libero-a-learned-image-policy-three-harnesses-in-progress),
 # end to end, the LIBERO counterpart of scripts/learned_policy_metaworld.sh:
 # 1. the LIBERO expert's demonstrations (policy=libero_expert), recorded by `metasim collect`
 #    in LeRobot's LIBERO format (record=lerobot_libero: agentview as

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One learned image policy, two harnesses (issue 31; docs/learned_policy.md), end to end:
+# One learned image policy, two harnesses (issue 31; docs/log/learned_policy.md), end to end:
 # 1. the package's scripted experts' demonstrations, recorded by `metasim collect` in
 #    LeRobot's own Meta-World format (record=lerobot_metaworld: observation.image as
 #    LeRobot's env renders it, shrunk to SIZE as the policy's own resize does;
@@ -50,7 +50,7 @@ fi
 # 3. The same checkpoint in both harnesses, then the table (exit 1 when a difference
 #    interval excludes 0). LeRobot's episodes are fresh draws; metasim's episode k starts
 #    from the task's variation k mod 50 whatever the seed, so its first DEMOS episodes
-#    start where the demonstrations did (docs/learned_policy.md gives the split).
+#    start where the demonstrations did (docs/log/learned_policy.md gives the split).
 [ -f "$OUT/eval-metasim/summary.json" ] ||
   $PY -m metasim.cli eval --quiet suite=metaworld_mt10 policy=lerobot_metaworld \
     policy.path="$CKPT" "suite.tasks=[$REFS]" episodes="$EPISODES" num_envs=10 seed=1 \

@@ -5,7 +5,7 @@ seed), 100 steps each, with `metasim.libero.checks.parity`; one reference worker
 
 Writes OUT/parity.jsonl (one `ParityResult.summary()` per run; resumable: runs already
 there are skipped, runs that failed are retried), OUT/parity.md (the tables of
-docs/libero_log.md) and OUT/frames/ (both first frames of each run). `--report` only
+docs/log/libero.md) and OUT/frames/ (both first frames of each run). `--report` only
 rewrites parity.md from parity.jsonl; `--explain` adds OUT/explain.md: where the robot
 first hits something in each run whose end effector misses. `--shard i/n` runs every
 n-th task group (for n processes writing n files; `--report` reads them all).

@@ -6,7 +6,7 @@ object position error (mm) over the settle steps and a JSON summary.
     nice -n 5 .venv/bin/python scripts/libero_settle_control.py --suite libero_spatial --task 5
 
 One field patched, everything else equal: if the error comes back with the field at 0,
-the miss was that field, not chaos (docs/libero_log.md, "A parity miss is not chaos ...").
+the miss was that field, not chaos (docs/log/libero.md, "A parity miss is not chaos ...").
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Why does the scripted expert's outcome differ between metasim and the package on some
 tasks (peg-insert-side-v3 variation 0: first success at step 368 in metasim, 81 in the
-package)? The control experiment of `metasim metaworld parity`, applied to the expert:
+package)? The control experiment of `metasim check parity --benchmark metaworld`, applied
+to the expert:
 
 1. metasim runs the expert closed loop (`policy=metaworld_expert`) and records its
    actions and its first success;

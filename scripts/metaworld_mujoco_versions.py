@@ -15,7 +15,7 @@ reference acceleration without MuJoCo 3.7's J̇v term (metasim's own
 `--episodes` through `MetaWorldRef(python=...)` and prints the per-episode agreement
 with the metasim run and with the package on 3.3.0 (the reference venv's table,
 `--package33`, run if missing).
-Measured (docs/metaworld_log.md, "Why some episodes differ"): on 4.0.0 with the legacy weld
+Measured (docs/log/metaworld.md, "Why some episodes differ"): on 4.0.0 with the legacy weld
 the package agrees with metasim on 498 of 500 outcomes.
 """
 
@@ -29,8 +29,8 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-from metasim.metaworld.compare import package_table, run_outcomes, suite_tasks
 from metasim.metaworld.reference.simulator import MetaWorldRef, ensure_venv
+from metasim.metaworld.xcheck import package_table, run_outcomes, suite_tasks
 from metasim.sim.mujoco.legacy import legacy_equality_aref
 
 SHIM = """# metasim control experiment (scripts/metaworld_mujoco_versions.py), not the package

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# An ACT recipe on metasim's own tabletop tasks (docs/learned_policy.md is the measured Meta-World
+# An ACT recipe on metasim's own tabletop tasks (docs/log/learned_policy.md is the measured Meta-World
 # experiment): scripted demonstrations of lift_cube and pick_named under the visual grid (light, table
 # colour, distractors, camera pose and field of view), then a small ACT trained with
 # LeRobot's own training code on CPU, then evaluated through `policy=lerobot`.
 #   bash scripts/train_act.sh                   # everything under runs/ (never in git)
 #   STEPS=500 EPISODES=2 bash scripts/train_act.sh  # a shorter run (a 2026-11 session: 10%
-#   on both tasks after 500 steps; the measured experiment is docs/learned_policy.md)
+#   on both tasks after 500 steps; the measured experiment is docs/log/learned_policy.md)
 # Training runs at 1-2 s/step on one CPU thread (measured on a shared 2-core machine):
 # the default 4000 steps take about 1-2 h, 500 steps about 15 min.
 set -euo pipefail

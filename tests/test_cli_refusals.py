@@ -137,3 +137,37 @@ def test_an_action_space_that_does_not_fit_the_robot_names_the_field(
     argv = ["eval", "--quiet", "suite.tasks=[lift_cube]", "policy=metaworld_expert"]
     err = exit2(capsys, [*argv, "episodes=1", f"out={tmp_path / 'run'}"])
     assert "policy.actions.space 'mocap_delta' cannot drive a 'position' robot: a " in err, err
+
+
+VERBS_NOW = [
+    "bench", "check", "collect", "compare", "correlate", "eval",
+    "recon", "report", "runs", "scene", "schema", "serve",
+]  # fmt: skip
+
+
+def test_one_name_per_verb() -> None:
+    """`metasim --help` lists the 12 verbs; the plug-ins' check verbs are reached only as
+    `metasim check CHECK --benchmark NAME` (docs/release_notes.md)."""
+    from metasim.cli.check_cmd import check_verbs
+    from metasim.cli.main import build_parser
+
+    verbs = set(next(a for a in build_parser()._actions if a.dest == "verb").choices)
+    assert set(VERBS_NOW) <= verbs  # (a test's own plug-in may add a verb of its own)
+    assert {"libero", "metaworld", "robosuite"} <= set(check_verbs())
+    assert not set(check_verbs()) & verbs and "metaworld-compare" not in verbs
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["metaworld-compare", "--suite", "metaworld_mt10"],
+        ["metaworld", "parity", "--pairs", "1"],
+        ["libero", "xcheck", "--policy", "noop"],
+        ["robosuite", "modeldiff"],
+    ],
+)
+def test_old_spellings_are_refused_as_unknown_verbs(capsys, argv: list[str]) -> None:
+    """The removed spellings fail as any unknown verb does: exit 2, one line naming it and
+    the verbs there are (`check` among them)."""
+    err = exit2(capsys, argv)
+    assert f"invalid choice: '{argv[0]}'" in err and "'check'" in err, err

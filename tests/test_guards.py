@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from metasim import guards
+from metasim.cli.check_cmd import check_parser
 from metasim.cli.main import build_parser
 from metasim.errors import MetasimInputError
 
@@ -20,7 +21,8 @@ OUTPUT_DESTS = {"out", "plot", "html", "profile", "markdown", "frames", "package
 
 
 def _actions(parser: argparse.ArgumentParser, path: str = "metasim") -> Iterator[tuple]:
-    """(command path, action) for every argument of every verb and sub-verb."""
+    """(command path, action) for every argument of every verb and sub-verb (the plug-ins'
+    check verbs under `metasim check`, which runs them)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, sub in action.choices.items():
@@ -29,13 +31,14 @@ def _actions(parser: argparse.ArgumentParser, path: str = "metasim") -> Iterator
             yield path, action
 
 
-ALL = list(_actions(build_parser()))
+ALL = [*_actions(build_parser()), *_actions(check_parser(), "metasim check")]
 NUMERIC = [(p, a) for p, a in ALL if hasattr(a.type, "bounds") or a.type in (int, float)]
 
 
 def test_the_walk_finds_every_verb() -> None:
     verbs = {p.split()[1] for p, _ in ALL if len(p.split()) > 1}
-    assert {"eval", "bench", "correlate", "recon", "libero", "serve", "report"} <= verbs
+    assert {"eval", "bench", "correlate", "recon", "check", "serve", "report"} <= verbs
+    assert {"metasim check libero xcheck", "metasim check metaworld parity"} <= {p for p, _ in ALL}
     assert len(NUMERIC) >= 25
 
 
@@ -78,7 +81,7 @@ OUT_FILES = [(p, a) for p, a in OUTPUTS if a.type.__name__ == "output file"]
 
 def test_the_output_files_are_found() -> None:
     names = {f"{p} {a.dest}" for p, a in OUT_FILES}
-    assert {"metasim correlate plot", "metasim metaworld xcheck package"} <= names
+    assert {"metasim correlate plot", "metasim check metaworld xcheck package"} <= names
     assert len(names) >= 5
 
 
@@ -103,7 +106,7 @@ def test_an_output_file_is_checked_for_what_it_holds(
 def _metasim_outputs(tmp_path: Path) -> dict[str, tuple[guards.OutKind, Path]]:
     """One real file of each kind, written by the code that writes it."""
     from metasim.bench.physics import profile_eval_loop
-    from metasim.metaworld import compare
+    from metasim.metaworld import xcheck
     from metasim.report.html import HTML_PAGE, page
 
     png, html, prof = tmp_path / "a.png", tmp_path / "a.html", tmp_path / "a.prof"
@@ -111,13 +114,13 @@ def _metasim_outputs(tmp_path: Path) -> dict[str, tuple[guards.OutKind, Path]]:
     html.write_text(page("t", "", []))
     profile_eval_loop("lift_cube", 1, 2, prof)
     pkg = tmp_path / "pkg.json"
-    pkg.write_text(guards.stamp_json(compare.PACKAGE_STAMP, {"key": {}, "rows": {}}))
+    pkg.write_text(guards.stamp_json(xcheck.PACKAGE_STAMP, {"key": {}, "rows": {}}))
     return {
         "png": (guards.PNG, png),
         "html": (HTML_PAGE, html),
         "pstats": (guards.PSTATS, prof),
         "profile text": (guards.PROFILE_TEXT, Path(f"{prof}.txt")),
-        "package": (compare.PACKAGE_FILE, pkg),
+        "package": (xcheck.PACKAGE_FILE, pkg),
     }
 
 

@@ -19,9 +19,12 @@ from metasim.inputs import index_list
 from metasim.scene import prebuilt
 from tests.cli_refusal import refused
 
+# `metasim check CHECK --benchmark NAME`: the one spelling of a benchmark's checks.
+XCHECK_ARGV = ["check", "--benchmark", "robosuite", "xcheck"]
+
 
 def test_episode_ranges_name_the_flag_they_came_from(capsys: pytest.CaptureFixture[str]) -> None:
-    err = refused(capsys, ["robosuite", "xcheck", "--episodes", "5-2"])
+    err = refused(capsys, [*XCHECK_ARGV, "--episodes", "5-2"])
     assert err.startswith("error: --episodes: '5-2': expected episodes like '0-4'"), err
     assert "--inits" not in err
     assert index_list("0-2,7,1", "--episodes", "episode", 10) == [0, 1, 2, 7]

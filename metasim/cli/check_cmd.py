@@ -6,8 +6,8 @@ benchmark: `parity` (the same actions from the same state in both simulators), `
 replayed or rerun in the reference: paired success). Each registered benchmark
 (`metasim.reference.benchmark`) names the verb of its plug-in that runs each check; the
 options after CHECK are that verb's (`metasim check CHECK --benchmark NAME --help`). The
-plug-ins' own spellings (`metasim libero xcheck`, `metasim metaworld-compare`, ...) keep
-working and say what they are now called.
+plug-ins' verbs are reached only through `metasim check` (their own spellings, such as
+`metasim libero xcheck` or `metasim metaworld-compare`, were removed: docs/release_notes.md).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from metasim.cli.verbs import verb
+from metasim.cli.verbs import VERBS, Parser, verb
 from metasim.errors import MetasimInputError
 from metasim.reference.benchmark import BENCHMARKS, CHECKS, check_argv
 
@@ -29,6 +29,33 @@ def add_parser(verbs: Any) -> None:
     p.add_argument("--benchmark", help="a registered benchmark (libero, metaworld, ...)")
     p.add_argument("check", choices=CHECKS)
     p.add_argument("rest", nargs=argparse.REMAINDER, help="the check's own options")
+
+
+def check_verbs() -> list[str]:
+    """The plug-in verbs that run benchmarks' checks (reached through `metasim check` only)."""
+    names = {argv[0] for _, entry in BENCHMARKS.items() for argv in entry.checks.values()}
+    return sorted(names)
+
+
+def check_parser() -> argparse.ArgumentParser:
+    """The parser of every plug-in check verb, as `metasim check` runs them: each check's
+    own parser is named `metasim check CHECK --benchmark NAME` in its usage and errors."""
+    parser = Parser(prog="metasim check", add_help=False)
+    verbs = parser.add_subparsers(dest="verb", required=True, parser_class=Parser)
+    for name in check_verbs():
+        VERBS[name].add(verbs)
+    for name, entry in BENCHMARKS.items():
+        for check, argv in entry.checks.items():
+            _sub(parser, argv).prog = f"metasim check {check} --benchmark {name}"
+    return parser
+
+
+def _sub(parser: argparse.ArgumentParser, argv: tuple[str, ...]) -> argparse.ArgumentParser:
+    """The sub-parser that `argv` (verb, sub-verb, ...) names under `parser`."""
+    for word in argv:
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = action.choices[word]
+    return parser
 
 
 def _benchmark_of(args: argparse.Namespace) -> tuple[str, list[str]]:
@@ -52,16 +79,10 @@ def _benchmark_of(args: argparse.Namespace) -> tuple[str, list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from metasim.cli.main import routing
-    from metasim.cli.main import run as run_cli
-
     name, rest = _benchmark_of(args)
     argv = [*check_argv(name, args.check), *rest]
-    routing[0] = True
-    try:
-        return run_cli(argv)
-    finally:
-        routing[0] = False
+    parsed = check_parser().parse_args(argv)
+    return VERBS[parsed.verb].run(parsed)
 
 
 verb("check", add_parser, run)

@@ -6,50 +6,24 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from metasim.cli.verbs import VERBS  # the verbs: built-in ones and plug-ins'
+from metasim.cli.check_cmd import check_verbs
+from metasim.cli.verbs import VERBS, Parser  # the verbs: built-in ones and plug-ins'
 from metasim.errors import MetasimInputError
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports bad arguments in one paragraph with exit code 2."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"error: {self.prog}: {message} (see '{self.prog} --help')\n")
-        raise SystemExit(2)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="metasim", description=__doc__)
-    verbs = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
-    for _, verb in VERBS.items():
-        verb.add(verbs)
+    parser = Parser(prog="metasim", description=__doc__)
+    verbs = parser.add_subparsers(dest="verb", required=True, parser_class=Parser)
+    hidden = set(check_verbs())  # a plug-in's check verbs: `metasim check` runs them
+    for name, verb in VERBS.items():
+        if name not in hidden:
+            verb.add(verbs)
     return parser
-
-
-routing = [False]  # True while `metasim check` runs a plug-in's verb
-
-
-def note_old_spelling(argv: list[str]) -> None:
-    """One stderr line when `argv` is a plug-in's own spelling of a benchmark check
-    (`metasim check CHECK --benchmark NAME` is the one spelling; the old ones still run)."""
-    from metasim.reference.benchmark import BENCHMARKS
-
-    if routing[0]:
-        return
-    for name, entry in BENCHMARKS.items():
-        for check, prefix in entry.checks.items():
-            if tuple(argv[: len(prefix)]) == prefix:
-                old, new = " ".join(prefix), f"check {check} --benchmark {name}"
-                sys.stderr.write(f"note: `metasim {old}` is now `metasim {new}`\n")
-                return
 
 
 def run(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
-    code = VERBS[args.verb].run(args)
-    if code == 0 and args.verb != "check":  # after a refusal its one paragraph stays alone
-        note_old_spelling(list(argv))
-    return code
+    return VERBS[args.verb].run(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,14 +12,12 @@ three inputs are zero, gripper sign), the same torque
 
 and the same stale first substep after a reset (the start pose's kinematics, live bias).
 Its inputs are the float32 physics; its arithmetic is float64, as robosuite's: near a
-kinematic singularity J M⁻¹ Jᵀ reaches condition numbers of 1e7 (measured on
-libero_spatial/0), where a float32 inverse loses every digit (the torques then parted
-from numpy's by 0.8 N m in one substep; in float64, 8e-3 N m). The inverses are
-Cholesky solves of the symmetric positive-definite matrices (M, J M⁻¹ Jᵀ); robosuite's
-pseudo-inverse differs
-from the inverse only for a singular J M⁻¹ Jᵀ (an arm at a kinematic singularity), which
-the kernel reports per world (`download`'s flags; the handler's `singular`) instead of
-silently differing.
+kinematic singularity J M⁻¹ Jᵀ is so ill-conditioned that a float32 inverse loses every
+digit (the measured torques and trajectories: docs/log/backends.md, "float32 OSC near a
+singularity"). The inverses are Cholesky solves of the symmetric positive-definite
+matrices (M, J M⁻¹ Jᵀ); robosuite's pseudo-inverse differs from the inverse only for a
+singular J M⁻¹ Jᵀ (an arm at a kinematic singularity), which the kernel reports per world
+(`download`'s flags; the handler's `singular`) instead of silently differing.
 
 The host `OscPose` stays the controller's one state: each control step its per-env rows
 (the held action, goals, null-space target, gripper command, stale flag and start pose)

@@ -20,7 +20,6 @@ docs/metaworld.md.
 # What the plug-in registers (light imports: no model compiled, no reference venv started).
 from metasim.metaworld import benchmark as _benchmark  # noqa: F401  (its Benchmark entry)
 from metasim.metaworld import cli as _cli  # noqa: F401  (the `metasim metaworld` verb)
-from metasim.metaworld import cli_compare as _cli_compare  # noqa: F401  (metaworld-compare)
 from metasim.metaworld import expert as _expert  # noqa: F401  (kind metaworld_expert)
 from metasim.metaworld import kinds as _kinds  # noqa: F401  (fixture and predicate kinds)
 from metasim.metaworld import terms as _terms  # noqa: F401  (observation terms)

@@ -1,15 +1,17 @@
-"""`metasim metaworld parity [--pairs N] [--seed S] [--steps T] [--benchmark B]
-[--tasks a,b] [--camera C] [--size PX] [--json] [--frames DIR]`: imported Meta-World
-tasks against the package itself (metaworld 3.1.1 on MuJoCo 3.3.0) on random (task,
-variation) pairs, with the raw-XML MuJoCo 4 control run that says why they part
-(`metasim.metaworld.checks.parity`). Exit 0 when every pair meets every target, 1 when
-one misses or the reference cannot run, 2 for bad arguments.
+"""The Meta-World checks, run as `metasim check CHECK --benchmark metaworld [OPTIONS]`
+(the plug-in verb `metaworld` that `metasim check` routes to).
 
-`metasim metaworld modeldiff --task ENV`: every model field against the package's
-(`metasim.metaworld.checks.parity_fields`); `metasim metaworld xcheck`: the expert's
-success next to the package's own policies (`metasim.metaworld.compare`, formerly
-`metasim metaworld-compare`). All three are also `metasim check CHECK --benchmark
-metaworld`."""
+`parity [--pairs N] [--seed S] [--steps T] [--benchmark B] [--tasks a,b] [--camera C]
+[--size PX] [--json] [--frames DIR]`: imported Meta-World tasks against the package itself
+(metaworld 3.1.1 on MuJoCo 3.3.0) on random (task, variation) pairs, with the raw-XML
+MuJoCo 4 control run that says why they part (`metasim.metaworld.checks.parity`). Exit 0
+when every pair meets every target, 1 when one misses or the reference cannot run, 2 for
+bad arguments.
+
+`modeldiff --task ENV`: every model field against the package's
+(`metasim.metaworld.checks.parity_fields`); `xcheck`: the expert's success next to the
+package's own policies (`metasim.metaworld.xcheck`).
+"""
 
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ MAX_PATH_LENGTH = 500  # the package's episode length: rollouts cannot be longer
 
 def add_parser(verbs: Any) -> None:
     """Add the `metaworld` verb and its sub-verbs `parity`, `modeldiff` and `xcheck`."""
-    from metasim.metaworld import compare
+    from metasim.metaworld import xcheck
 
     sub = add_checks(verbs, "metaworld", "Meta-World tools (checks against the package)")
     par = add_check(sub, "parity", PARITY_HELP)
@@ -55,7 +57,7 @@ def add_parser(verbs: Any) -> None:
     md.add_argument("--variation", type=bounded_int(0, 49), default=0)
     _add_variations(md)
     add_outputs(md, "the differences")
-    compare.add_arguments(add_check(sub, "xcheck", compare.HELP))
+    xcheck.add_arguments(add_check(sub, "xcheck", xcheck.HELP))
 
 
 PARITY_HELP = (
@@ -101,8 +103,8 @@ def _progress(line: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run `metasim metaworld parity|modeldiff|xcheck` (see the module doc for the exit
-    codes; xcheck's are `metasim.metaworld.compare`'s)."""
+    """Run the check `parity|modeldiff|xcheck` (see the module doc for the exit
+    codes; xcheck's are `metasim.metaworld.xcheck`'s)."""
     from metasim.metaworld.checks.parity import DEFAULT_SEED
     from metasim.metaworld.checks.parity_report import format_table, run_parity
     from metasim.metaworld.reference.simulator import SPEC, MetaWorldRefError
@@ -110,9 +112,9 @@ def run(args: argparse.Namespace) -> int:
     if args.metaworld_verb == "modeldiff":
         return run_modeldiff(args)
     if args.metaworld_verb == "xcheck":
-        from metasim.metaworld import compare
+        from metasim.metaworld import xcheck
 
-        return compare.run(args)
+        return xcheck.run(args)
     tasks = _tasks(args.tasks, args.benchmark)
     if args.frames:
         check_out_dir(args.frames, "--frames")
@@ -131,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_modeldiff(args: argparse.Namespace) -> int:
-    """`metasim metaworld modeldiff`: exit 0 when every difference has its reason."""
+    """`metasim check modeldiff --benchmark metaworld`: exit 0 when every difference has
+    its reason."""
     from metasim.metaworld.checks import parity_fields as pf
     from metasim.metaworld.reference.init_states import init_states
     from metasim.metaworld.reference.simulator import ensure_venv

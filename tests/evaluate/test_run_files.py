@@ -13,6 +13,9 @@ import pytest
 from metasim.cli.main import main
 from metasim.evaluate import run_files
 
+# `metasim check CHECK --benchmark NAME`: the one spelling of a benchmark's checks.
+XCHECK_ARGV = ["check", "--benchmark", "libero", "xcheck"]
+
 SMALL = ["suite=tabletop", "suite.tasks=[lift_cube]", "episodes=1"]
 
 
@@ -38,7 +41,7 @@ DAMAGE = {  # file -> what is written over it
 }
 READERS = {  # verb -> the files it reads
     "eval --resume": (["eval", "--resume", "{run}"], ("manifest.json",)),
-    "libero xcheck --run": (["libero", "xcheck", "--run", "{run}"], ("manifest.json",)),
+    "libero xcheck --run": ([*XCHECK_ARGV, "--run", "{run}"], ("manifest.json",)),
     "report": (["report", "{run}", "--videos", "0", "--out", "{tmp}/page"], ("summary.json",)),
     "compare": (["compare", "{run}", "{run}"], ("summary.json", "episodes.parquet")),
 }

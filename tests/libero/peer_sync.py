@@ -20,7 +20,7 @@ SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10")
 SAMPLE = [("libero_spatial", 3), ("libero_object", 6), ("libero_goal", 2), ("libero_10", 5)]
 ALL = [(s, i) for s in SUITES for i in range(10)]
 # KITCHEN_SCENE8's stove starts on: LIBERO draws its burner site, metasim hides sites, so
-# even a static frame of the same state is 32.6 dB (docs/libero_log.md, "First frame"; the
+# even a static frame of the same state is 32.6 dB (docs/log/libero.md, "First frame"; the
 # same strict xfail as in test_observation_instant.py). Measured here: 32.7 dB agentview,
 # 26.3 dB wrist, with state, prompt and action path equal.
 BURNER = {("libero_10", 8)}

@@ -2,7 +2,7 @@
 issue 44's physics miss. The init states leave the bowl about 11 cm over the ramekin; since
 MuJoCo 3.4's box-box change it does not seat there but tips off and leans against it (the
 bowl and the ramekin are sets of boxes; huggingface/lerobot#4390). These tests pin the
-control experiment of docs/libero_log.md (2026-11-29): from LIBERO's own recorded substeps,
+control experiment of docs/log/libero.md (2026-11-29): from LIBERO's own recorded substeps,
 metasim's compiled model steps as LIBERO does, through the drop, the box-box landing and
 the rest, so the misses of the replays are not a physics difference between the two."""
 

@@ -21,7 +21,7 @@ from metasim.scene.compile import ROBOT_PREFIX, compile_scene
 
 SUBSET = [(s, i) for s in paths.LIBERO_SUITES for i in (0, len(paths.suite_tasks(s)) - 1)]
 ALL = [(s, i) for s in paths.LIBERO_SUITES for i in range(len(paths.suite_tasks(s)))]
-# Tasks whose goal LIBERO already counts as reached at init state 0 (listed in docs/libero_log.md).
+# Tasks whose goal LIBERO already counts as reached at init state 0 (listed in docs/log/libero.md).
 GOAL_AT_INIT: set[tuple[str, int]] = set()
 
 

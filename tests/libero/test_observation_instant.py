@@ -54,7 +54,7 @@ CAMERAS = {
 SAMPLE = [("libero_spatial", 4), ("libero_object", 7), ("libero_goal", 5), ("libero_10", 1)]
 ALL = [(s, i) for s in paths.LIBERO_SUITES for i in range(len(paths.suite_tasks(s)))]
 # KITCHEN_SCENE8's stove starts on: LIBERO draws its burner site, metasim hides sites, so
-# even a static frame of the same state is 32.6 dB (docs/libero_log.md, "First frame").
+# even a static frame of the same state is 32.6 dB (docs/log/libero.md, "First frame").
 BURNER = {("libero_90", 38), ("libero_90", 39), ("libero_10", 8)}
 # Physics, not the instant: on libero_spatial 7 (its drawn init, seed, actions) the
 # axis-angle's z reaches 1.07e-6 rad at step 40 while positions stay within 1.3e-8 m; the
@@ -109,7 +109,7 @@ class SubstepContacts:
     substep's collision pass, read where osc_pose's per-env controller runs (after
     mj_step1). A touch can begin and end inside one control step (libero_90 87, step 36:
     substeps 6-19; libero_90 51, step 32: substeps 0-18), and the contacts of the last
-    substep alone miss it, though MuJoCo 3.17 and 4.0 part from it on (docs/libero_log.md)."""
+    substep alone miss it, though MuJoCo 3.17 and 4.0 part from it on (docs/log/libero.md)."""
 
     def __init__(self, robot: np.ndarray, finger: np.ndarray) -> None:
         self.robot, self.finger, self.touched = robot, finger, False

@@ -20,6 +20,9 @@ from metasim.libero.importer import robot
 from metasim.libero.reference.simulator import ReferenceSim
 from metasim.reference import images
 
+# `metasim check CHECK --benchmark NAME`: the one spelling of a benchmark's checks.
+PARITY_ARGV = ["check", "--benchmark", "libero", "parity"]
+
 
 @pytest.mark.reference
 def test_cli_json_meets_the_targets_on_a_floor_task(
@@ -27,7 +30,7 @@ def test_cli_json_meets_the_targets_on_a_floor_task(
 ) -> None:
     """libero_object task 4 (floor arena), init 7, 30 steps: the JSON summary's shape, the
     end effector within 1 mm, the first frame >= 30 dB, and the saved frames upright."""
-    argv = ["libero", "parity", "--suite", "libero_object", "--task", "4", "--init", "7"]
+    argv = [*PARITY_ARGV, "--suite", "libero_object", "--task", "4", "--init", "7"]
     assert main([*argv, "--steps", "30", "--seed", "3", "--json", "--frames", str(tmp_path)]) == 0
     s = json.loads(capsys.readouterr().out)
     assert (s["suite"], s["task"], s["init"], s["steps"], s["seed"]) == (
@@ -77,7 +80,7 @@ def test_kitchen_task_end_effector_and_first_frame(ref: ReferenceSim) -> None:
 def test_bad_arguments_exit_2_with_one_paragraph(
     args: list[str], field: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["libero", "parity", "--init", "0", *args]
+    argv = [*PARITY_ARGV, "--init", "0", *args]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     # range errors are the CLI's bounded arguments ("argument --task: ..."), the rest the

@@ -16,7 +16,10 @@ from metasim.libero.reference import simulator as reference
 from metasim.libero.reference.simulator import ReferenceSim, RefSimError
 from metasim.reference.refvenv import STAMP
 
-PARITY = ["libero", "parity", "--suite", "libero_goal", "--task", "0", "--init", "0"]
+# `metasim check CHECK --benchmark NAME`: the one spelling of a benchmark's checks.
+PARITY_ARGV = ["check", "--benchmark", "libero", "parity"]
+
+PARITY = [*PARITY_ARGV, "--suite", "libero_goal", "--task", "0", "--init", "0"]
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,9 @@ from metasim.libero.reference.simulator import ReferenceSim
 from metasim.scene.compile import compile_scene
 from metasim.tasks.fixture_placement import episode_fixture_poses
 
+# `metasim check CHECK --benchmark NAME`: the one spelling of a benchmark's checks.
+XCHECK_ARGV = ["check", "--benchmark", "libero", "xcheck"]
+
 SUITE, TASK = "libero_spatial", 0
 EXPERT = RolloutSpec.of(
     "libero_expert", {"actions": {"space": "osc_pose", "gripper": "pm1_open_neg"}}, num_envs=2
@@ -250,7 +253,7 @@ def test_bad_input_exits_2_with_one_paragraph(
 ) -> None:
     from metasim.cli.main import main
 
-    assert main(["libero", "xcheck", "--policy", "libero_expert", *argv]) == 2
+    assert main([*XCHECK_ARGV, "--policy", "libero_expert", *argv]) == 2
     err = capsys.readouterr().err
     assert says in err and "Traceback" not in err and err.count("\n") == 1
 
@@ -258,9 +261,9 @@ def test_bad_input_exits_2_with_one_paragraph(
 def test_needs_exactly_one_policy_source(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     from metasim.cli.main import main
 
-    assert main(["libero", "xcheck", "--tasks", "libero_spatial/0"]) == 2
+    assert main([*XCHECK_ARGV, "--tasks", "libero_spatial/0"]) == 2
     assert "exactly one of --policy or --run" in capsys.readouterr().err
-    assert main(["libero", "xcheck", "--run", str(tmp_path), "--tasks", "libero_spatial/0"]) == 2
+    assert main([*XCHECK_ARGV, "--run", str(tmp_path), "--tasks", "libero_spatial/0"]) == 2
     assert "no manifest.json" in capsys.readouterr().err
 
 
@@ -298,7 +301,7 @@ def test_resume_with_other_settings_is_refused(
     expert = compose(["policy=libero_expert"]).rollout
     line = _seed_folder(tmp_path, expert)
     tail = ["--tasks", f"{SUITE}/{TASK}", "--inits", "0", "--out", str(tmp_path)]
-    assert main(["libero", "xcheck", *argv, *tail]) == 2
+    assert main([*XCHECK_ARGV, *argv, *tail]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {tmp_path}: this folder holds results of a run with a different")
     assert differs in err and "Traceback" not in err and err.count("\n") == 1, err
@@ -312,7 +315,7 @@ def test_results_without_their_key_are_refused(
 
     (tmp_path / JSONL).write_text('{"suite": "libero_spatial"}\n')
     tail = ["--tasks", f"{SUITE}/{TASK}", "--inits", "0", "--out", str(tmp_path)]
-    assert main(["libero", "xcheck", "--policy", "noop", *tail]) == 2
+    assert main([*XCHECK_ARGV, "--policy", "noop", *tail]) == 2
     assert f"holds {JSONL} but no xcheck_key.json" in capsys.readouterr().err
 
 
@@ -330,7 +333,7 @@ def test_run_naming_code_is_not_run_without_allow_code(
     run = tmp_path / "run"
     run.mkdir()
     (run / "manifest.json").write_text(json.dumps({"config": cfg.model_dump(mode="json")}))
-    argv = ["libero", "xcheck", "--run", str(run), "--tasks", "libero_spatial/0", "--inits", "0"]
+    argv = [*XCHECK_ARGV, "--run", str(run), "--tasks", "libero_spatial/0", "--inits", "0"]
     assert main([*argv, "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "'subprocess:Popen'" in err and "add --allow-code subprocess:Popen" in err, err
@@ -366,7 +369,7 @@ def test_a_damaged_run_manifest_exits_2(
     from metasim.cli.main import main
 
     (tmp_path / "manifest.json").write_text(manifest)
-    argv = ["libero", "xcheck", "--run", str(tmp_path), "--tasks", "libero_spatial/0"]
+    argv = [*XCHECK_ARGV, "--run", str(tmp_path), "--tasks", "libero_spatial/0"]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: {tmp_path / 'manifest.json'}") and "Traceback" not in err

@@ -8,7 +8,7 @@ variation k of MT10's train split (the worker's module doc), then the same rando
 actions on both.
 
 Per observation: the image >= 40 dB PSNR, the 4-D state within 1e-6 while the hand
-touches nothing (after a contact MuJoCo 3.3.0 and 4.0 part: docs/metaworld_log.md), the prompt
+touches nothing (after a contact MuJoCo 3.3.0 and 4.0 part: docs/log/metaworld.md), the prompt
 string equal to LeRobot's task description; per step: the array each env takes from the
 same policy action equal (exactly), and the command it sets (the mocap target, the
 gripper ctrl) equal.
@@ -52,7 +52,7 @@ SAMPLE = ["push-v3", "door-open-v3", "window-open-v3"]
 # reset frame without a forward pass: the window is drawn where it was before the reset
 # (26.9 dB against metasim's frame of the reset state; 43.6 dB from the first step on).
 # Control: the package's own env, reset and rendered after `mj_forward`, is 43.6 dB from
-# metasim's reset frame and 27.0 dB from its own frame without it (docs/metaworld_log.md).
+# metasim's reset frame and 27.0 dB from its own frame without it (docs/log/metaworld.md).
 # Its reset image is not compared; every later one is.
 STALE_FIRST_FRAME = {"window-close-v3"}
 # drawer-close's left claw and pad touch the drawer from the reset on (variation 13, the

@@ -1,12 +1,12 @@
 """`policy=metaworld_expert` through metasim's normal eval loop next to the package's own
 scripted policies in the package's own loop, on the same variations
-(`metasim.metaworld.compare`), and the variation of an episode independent of its env slot
+(`metasim.metaworld.xcheck`), and the variation of an episode independent of its env slot
 and of `num_envs`.
 
 CI: three MT10 tasks whose dynamics agree with the package's to the step (reach, push,
 button-press-topdown), two episodes each: the same outcome and first-success step per
 episode. Slow: all of MT10, three episodes each, every task's difference within its paired
-interval. The full MT50 x 10 table is docs/metaworld_log.md's ("metasim vs the package: MT50").
+interval. The full MT50 x 10 table is docs/log/metaworld.md's ("metasim vs the package: MT50").
 """
 
 from __future__ import annotations
@@ -19,19 +19,19 @@ import pytest
 
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
-from metasim.metaworld import compare
+from metasim.metaworld import xcheck
 from metasim.metaworld.reference.simulator import MetaWorldRef
 from metasim.scene.sources import compile_task
 
 STEP_EXACT = ["reach-v3", "push-v3", "button-press-topdown-v3"]
 
 
-def _mt10(names: list[str]) -> list[compare.TaskRef]:
-    return compare.select(compare.suite_tasks("metaworld_mt10"), names)
+def _mt10(names: list[str]) -> list[xcheck.TaskRef]:
+    return xcheck.select(xcheck.suite_tasks("metaworld_mt10"), names)
 
 
-def _metasim(tasks: list[compare.TaskRef], episodes: int, out: Path, num_envs: int) -> dict:
-    _, outcomes = compare.run_outcomes(compare.run_metasim(tasks, episodes, out, num_envs))
+def _metasim(tasks: list[xcheck.TaskRef], episodes: int, out: Path, num_envs: int) -> dict:
+    _, outcomes = xcheck.run_outcomes(xcheck.run_metasim(tasks, episodes, out, num_envs))
     return outcomes
 
 
@@ -39,13 +39,13 @@ def _metasim(tasks: list[compare.TaskRef], episodes: int, out: Path, num_envs: i
 def test_the_expert_matches_the_package_to_the_step(tmp_path: Path, mw_ref: MetaWorldRef) -> None:
     tasks = _mt10(STEP_EXACT)
     ours = _metasim(tasks, 2, tmp_path / "run", num_envs=2)
-    theirs = compare.package_table(mw_ref, tasks, 2)
-    rows = compare.compare(tasks, ours, theirs, 2)
+    theirs = xcheck.package_table(mw_ref, tasks, 2)
+    rows = xcheck.compare(tasks, ours, theirs, 2)
     for row in rows:
         assert row.metasim == row.package, row.task.task  # success and first-success step
         assert all(o.success for o in row.package)
         assert row.within and row.same_steps == 2
-    text = compare.markdown(rows)
+    text = xcheck.markdown(rows)
     assert "| reach-v3 | 2/2 | 2/2 | +0.0 |" in text
     assert "difference within the paired 95% interval (it contains 0) in 3/3 tasks" in text
     _the_same_through_the_cli(tmp_path / "run", tmp_path / "package.json")
@@ -53,8 +53,8 @@ def test_the_expert_matches_the_package_to_the_step(tmp_path: Path, mw_ref: Meta
 
 def _the_same_through_the_cli(run: Path, package: Path) -> None:
     """`metasim check xcheck --benchmark metaworld` on that run (the package's side run
-    and written to `package`), then the old spelling `metaworld-compare` reading it back:
-    the same rows, and the old one says its new name."""
+    and written to `package`), then again reading it back: the same rows; the removed old
+    spelling `metaworld-compare` is refused as an unknown verb (exit 2, one line)."""
     import contextlib
     import io
 
@@ -62,17 +62,19 @@ def _the_same_through_the_cli(run: Path, package: Path) -> None:
 
     args = ["--run", str(run), "--tasks", *STEP_EXACT, "--episodes", "2", "--json"]
     outs = []
-    for argv in (["check", "xcheck", "--benchmark", "metaworld"], ["metaworld-compare"]):
+    for argv in (["check", "xcheck", "--benchmark", "metaworld"],) * 2:
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             assert main([*argv, *args, "--package", str(package)]) == 0, err.getvalue()
         outs.append((json.loads(out.getvalue()), err.getvalue()))
-    (new, new_err), (old, old_err) = outs
-    assert new == old and package.is_file()
-    assert "note:" not in new_err
-    assert old_err.strip().splitlines()[-1] == (
-        "note: `metasim metaworld-compare` is now `metasim check xcheck --benchmark metaworld`"
-    )
+    (first, first_err), (again, again_err) = outs
+    assert first == again and package.is_file()
+    assert "note:" not in first_err + again_err
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["metaworld-compare", *args, "--package", str(package)]) == 2
+    assert err.getvalue().count("\n") == 1
+    assert "invalid choice: 'metaworld-compare'" in err.getvalue()
 
 
 @pytest.mark.reference
@@ -109,11 +111,11 @@ def test_outcomes_do_not_depend_on_num_envs(tmp_path: Path) -> None:
 
 def test_bad_input_is_named() -> None:
     with pytest.raises(MetasimInputError, match="--suite"):
-        compare.suite_tasks("metaworld_mt11")
+        xcheck.suite_tasks("metaworld_mt11")
     with pytest.raises(MetasimInputError, match="--tasks"):
-        compare.select(compare.suite_tasks("metaworld_mt10"), ["hammer-v3"])
+        xcheck.select(xcheck.suite_tasks("metaworld_mt10"), ["hammer-v3"])
     with pytest.raises(SystemExit) as exc:  # argparse refuses the number: exit 2, no traceback
-        compare.main(["--episodes", "0"])
+        xcheck.main(["--episodes", "0"])
     assert exc.value.code == 2
 
 
@@ -122,9 +124,9 @@ def test_bad_input_is_named() -> None:
 def test_mt10_agrees_with_the_package_within_the_interval(
     tmp_path: Path, mw_ref: MetaWorldRef
 ) -> None:
-    tasks = compare.suite_tasks("metaworld_mt10")
+    tasks = xcheck.suite_tasks("metaworld_mt10")
     ours = _metasim(tasks, 3, tmp_path / "run", num_envs=3)
-    rows = compare.compare(tasks, ours, compare.package_table(mw_ref, tasks, 3), 3)
+    rows = xcheck.compare(tasks, ours, xcheck.package_table(mw_ref, tasks, 3), 3)
     assert [r.task.task for r in rows if not r.within] == []
     for row in rows:
         if row.task.task in STEP_EXACT:
@@ -141,7 +143,16 @@ def test_package_file_never_replaces_a_users_file(capsys, tmp_path: Path) -> Non
     settings.write_text('{"lr": 0.001}\n')
     listed = tmp_path / "list.json"
     listed.write_text("[1, 2]\n")
-    run = ["metaworld", "xcheck", "--run", str(tmp_path / "no_run"), "--episodes", "1"]
+    run = [
+        "check",
+        "--benchmark",
+        "metaworld",
+        "xcheck",
+        "--run",
+        str(tmp_path / "no_run"),
+        "--episodes",
+        "1",
+    ]
     for target in (settings, listed, Path("/etc/passwd"), tmp_path):
         err = refused(capsys, [*run, "--tasks", "reach-v3", "--package", str(target)])
         assert "--package" in err and str(target) in err, err
@@ -154,13 +165,13 @@ def test_package_file_is_read_back_only_for_its_key(tmp_path: Path) -> None:
     key = {"tasks": [t.ref for t in tasks], "episodes": 2, "seed": 0}
     path = tmp_path / "pkg.json"
     rows = {"reach-v3": [[True, 40], [False, 0]]}
-    path.write_text(compare.stamp_json(compare.PACKAGE_STAMP, {"key": key, "rows": rows}))
-    assert compare.check_out_file(path, "--package", compare.PACKAGE_FILE) == path
-    assert compare.read_package_file(path, key) == {
-        "reach-v3": [compare.Outcome(True, 40), compare.Outcome(False, 0)]
+    path.write_text(xcheck.stamp_json(xcheck.PACKAGE_STAMP, {"key": key, "rows": rows}))
+    assert xcheck.check_out_file(path, "--package", xcheck.PACKAGE_FILE) == path
+    assert xcheck.read_package_file(path, key) == {
+        "reach-v3": [xcheck.Outcome(True, 40), xcheck.Outcome(False, 0)]
     }
-    assert compare.read_package_file(path, {**key, "seed": 1}) is None
-    assert compare.read_package_file(path, {**key, "episodes": 3}) is None  # too few rows
+    assert xcheck.read_package_file(path, {**key, "seed": 1}) is None
+    assert xcheck.read_package_file(path, {**key, "episodes": 3}) is None  # too few rows
 
 
 ML_HIDDEN = ["metaworld:ML1-test/hand-insert-v3", "metaworld:ML1-test/box-close-v3"]
@@ -206,19 +217,20 @@ def test_ml_tasks_hide_the_goal_as_the_package_does(mw_ref: MetaWorldRef) -> Non
 
 @pytest.mark.reference
 def test_ml_tasks_run_both_sides_alike(tmp_path: Path, mw_ref: MetaWorldRef) -> None:
-    """`metaworld-compare` of ML tasks: the expert sees the goal hidden on both sides, so
+    """The Meta-World xcheck of ML tasks: the expert sees the goal hidden on both sides, so
     the tasks the package's expert fails without the goal fail in metasim too (it
     succeeded in every episode when metasim showed it the goal)."""
-    tasks = [compare.task_ref(r) for r in ML_HIDDEN]
+    tasks = [xcheck.task_ref(r) for r in ML_HIDDEN]
     ours = _metasim(tasks, 1, tmp_path / "run", num_envs=1)
-    rows = compare.compare(tasks, ours, compare.package_table(mw_ref, tasks, 1), 1)
+    rows = xcheck.compare(tasks, ours, xcheck.package_table(mw_ref, tasks, 1), 1)
     for row in rows:
         assert row.metasim == row.package, row.task.task
         assert not any(o.success for o in row.package)  # the package's expert needs the goal
 
 
-# MT10 x 10 on warp (`metasim metaworld-compare --backend warp`, docs/support_matrix.md):
-# 100/100 outcomes equal the package's, 77 of the 99 successes at the same step.
+# MT10 x 10 on warp (`metasim check xcheck --benchmark metaworld --backend warp`,
+# docs/log/backends.md): 100/100 outcomes equal the package's, 77 of the 99 successes
+# at the same step.
 WARP_TASKS = ["reach-v3", "drawer-open-v3"]
 
 
@@ -239,11 +251,11 @@ def test_warp_outcomes_agree_with_the_package(
     every episode, and the run's manifest states the backend's fidelity. The sample: reach
     and drawer-open, 2 episodes; the sweep lane: all of MT10."""
     if names is None:
-        names = [t.task for t in compare.suite_tasks("metaworld_mt10")]
+        names = [t.task for t in xcheck.suite_tasks("metaworld_mt10")]
     tasks = _mt10(sorted(set(names)))
-    run = compare.run_metasim(tasks, 2, tmp_path / "run", num_envs=2, backend="warp")
-    _, ours = compare.run_outcomes(run)
-    rows = compare.compare(tasks, ours, compare.package_table(mw_ref, tasks, 2), 2)
+    run = xcheck.run_metasim(tasks, 2, tmp_path / "run", num_envs=2, backend="warp")
+    _, ours = xcheck.run_outcomes(run)
+    rows = xcheck.compare(tasks, ours, xcheck.package_table(mw_ref, tasks, 2), 2)
     assert [(r.task.task, r.metasim, r.package) for r in rows if r.metasim != r.package] == []
     assert sum(r.errors for r in rows) == 0
     manifest = json.loads((run / "manifest.json").read_text())
@@ -253,7 +265,7 @@ def test_warp_outcomes_agree_with_the_package(
 
 # MuJoCo >= 3.12's box-box routine (native's, which the warp backend uses too) solves
 # shelf-place 6/10 where the package on 3.3.0 solves 10/10; MuJoCo Warp's GJK/EPA box-box
-# gives 10/10 (docs/support_matrix.md, "Meta-World MT10 and MT50 on warp").
+# gives 10/10 (docs/log/backends.md, "Meta-World MT10 and MT50 on warp").
 BOX_BOX = {"shelf-place-v3"}
 
 
@@ -263,16 +275,16 @@ def test_warp_mt50_within_the_package_interval(tmp_path: Path, mw_ref: MetaWorld
     """MT50 x 10 with the expert on warp: every task's success within its paired interval
     of the package's, but the box-box task, where warp gives native metasim's outcomes
     (measured: 489/500 episodes agree with the package, 49/50 tasks within)."""
-    tasks = compare.suite_tasks("metaworld_mt50")
-    run = compare.run_metasim(tasks, 10, tmp_path / "warp", num_envs=10, backend="warp")
-    _, ours = compare.run_outcomes(run)
-    rows = compare.compare(tasks, ours, compare.package_table(mw_ref, tasks, 10), 10)
+    tasks = xcheck.suite_tasks("metaworld_mt50")
+    run = xcheck.run_metasim(tasks, 10, tmp_path / "warp", num_envs=10, backend="warp")
+    _, ours = xcheck.run_outcomes(run)
+    rows = xcheck.compare(tasks, ours, xcheck.package_table(mw_ref, tasks, 10), 10)
     assert sum(r.errors for r in rows) == 0
     outside = sorted(r.task.task for r in rows if not r.within)
     assert set(outside) <= BOX_BOX, outside
     known = [t for t in tasks if t.task in BOX_BOX]
-    _, native = compare.run_outcomes(compare.run_metasim(known, 10, tmp_path / "native", 10))
-    native_rows = compare.compare(known, native, compare.package_table(mw_ref, known, 10), 10)
+    _, native = xcheck.run_outcomes(xcheck.run_metasim(known, 10, tmp_path / "native", 10))
+    native_rows = xcheck.compare(known, native, xcheck.package_table(mw_ref, known, 10), 10)
     solved = {r.task.task: sum(o.success for o in r.metasim) for r in native_rows}
     for row in (r for r in rows if r.task.task in BOX_BOX):
         assert sum(o.success for o in row.metasim) == solved[row.task.task], row.task.task

@@ -22,6 +22,10 @@ from metasim.metaworld.checks.parity import (
 from metasim.metaworld.checks.parity_report import format_table, run_parity
 from metasim.metaworld.reference.simulator import MetaWorldRef
 
+# `metasim check CHECK --benchmark NAME`: the one spelling of a benchmark's checks.
+MODELDIFF_ARGV = ["check", "--benchmark", "metaworld", "modeldiff"]
+PARITY_ARGV = ["check", "--benchmark", "metaworld", "parity"]
+
 # Two tasks, seed 9: plate-slide-v3 variation 43's claw touches the puck at step 35 (the
 # CI seed was picked so that one pair has a contact; the documented run's seed was not).
 CI_TASKS = ["plate-slide-v3", "push-v3"]
@@ -74,7 +78,7 @@ def test_the_actions_are_smooth_and_bounded() -> None:
 def test_bad_input_is_one_paragraph_and_exit_2(
     argv: list[str], words: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["metaworld", "parity", *argv]) == 2
+    assert main([*PARITY_ARGV, *argv]) == 2
     err = capsys.readouterr().err
     assert words in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
@@ -93,20 +97,20 @@ def test_modeldiff_names_its_own_flag(
 ) -> None:
     """`modeldiff` takes `--task` (one name): a refusal names that flag, not parity's
     `--tasks` (issue #33 item 6)."""
-    assert main(["metaworld", "modeldiff", "--task", task]) == 2
+    assert main([*MODELDIFF_ARGV, "--task", task]) == 2
     err = capsys.readouterr().err
     assert err.startswith(says) and err.count("\n") == 1
 
 
 @pytest.mark.slow
 def test_ten_pairs_as_documented(capsys: pytest.CaptureFixture[str]) -> None:
-    """The documented run (docs/metaworld_log.md, "Parity"): 10 MT50 pairs, seed 20261125.
+    """The documented run (docs/log/metaworld.md, "Parity"): 10 MT50 pairs, seed 20261125.
     Every pair meets every target (the end effector: at most 0.083 mm before the first
     contact, 0 in 8 pairs, now that the mocap weld steps without MuJoCo 3.7's J̇v term;
     with it, coffee-button-v3 variation 11 was 1.13 mm off); every difference from the
     reference is the MuJoCo version's (metasim equals the raw-XML MuJoCo 4 run), and the
     report says where the runs part."""
-    code = main(["metaworld", "parity", "--json"])
+    code = main([*PARITY_ARGV, "--json"])
     s = json.loads(capsys.readouterr().out)
     assert s["seed"] == DEFAULT_SEED and len(s["pairs"]) == 10
     assert code == (0 if s["ok"] else 1)

@@ -61,7 +61,7 @@ def test_facts_of_a_live_env(mw_ref: MetaWorldRef) -> None:
 def test_expert_sweep_over_mt10(mw_ref: MetaWorldRef) -> None:
     result = expert_sweep(mw_ref, "MT10", variations=1)
     assert list(result["tasks"]) == mw_ref.tasks("MT10") and result["episodes"] == 10
-    # The package's scripted policies solve MT10 (docs/metaworld_log.md).
+    # The package's scripted policies solve MT10 (docs/log/metaworld.md).
     assert result["rate"] >= 0.9
     assert all(0 < r["mean_steps"] < 500 for r in result["tasks"].values() if r["success"])
     table = markdown(result)

@@ -1,7 +1,7 @@
 """The success cross-check against robosuite (metasim.robosuite.checks.xcheck), bounded
 for CI: the expert's first two Door episodes in metasim, replayed in robosuite 1.4.0 from
 their start states (the door's placed pose included); both sides succeed, robosuite within
-a few steps of metasim. The full figure (4 tasks x 20 episodes) is in docs/robosuite.md."""
+a few steps of metasim. The full figure (4 tasks x 20 episodes) is in docs/log/robosuite.md."""
 
 from __future__ import annotations
 

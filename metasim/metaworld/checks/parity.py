@@ -42,7 +42,7 @@ OBJECT_TARGET_M = 2e-3  # objects the arm never touched
 PSNR_TARGET_DB = 30.0
 # metasim and the control (the same MuJoCo) agree when they stay this close over the run:
 # 1% of the end-effector target; measured: <= 1e-15 m for the arm, a few 1e-6 m for a
-# resting object in some runs (docs/metaworld_log.md, "The documented run").
+# resting object in some runs (docs/log/metaworld.md, "The documented run").
 SAME_M = 1e-5
 CAMERA = "corner"
 # Cameras the package returns upside down (row 0 at the bottom; docs/metaworld.md).

@@ -1,7 +1,7 @@
 """LeRobot's own Meta-World env (`lerobot.envs.metaworld.MetaworldEnv`, its
 `preprocess_observation` and env processors, LeRobot 0.4.4) run in the Meta-World
 reference venv, driven over a pipe: the peer of metasim's `lerobot_metaworld` preset
-(issue 31, the peer-code convention test). torch and lerobot come from the peer layer
+(the peer-code convention test). torch and lerobot come from the peer layer
 (`metasim.reference.peerlayer`, built on first use); the reference venv itself is unchanged.
 
     with LeRobotMetaworldPeer() as peer:

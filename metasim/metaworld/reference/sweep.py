@@ -1,5 +1,5 @@
 """The package's scripted policies over a benchmark's variations, in the reference venv:
-the per-task expert success that metasim's `metaworld_expert` must match (docs/metaworld_log.md).
+the per-task expert success that metasim's `metaworld_expert` must match (docs/log/metaworld.md).
 
     PYTHONPATH=$PWD .venv/bin/python -m metasim.metaworld.reference.sweep MT50 3
     PYTHONPATH=$PWD .venv/bin/python -m metasim.metaworld.reference.sweep facts > facts.json

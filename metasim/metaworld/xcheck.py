@@ -1,6 +1,6 @@
-"""`metasim metaworld-compare --suite S [--episodes N] [--run DIR | --out DIR] [--tasks T ...]
-[--num-envs B] [--json]`: `policy=metaworld_expert` in metasim next to the package's own
-scripted policies in the package's own loop, on the same variations.
+"""`metasim check xcheck --benchmark metaworld --suite S [--episodes N] [--run DIR |
+--out DIR] [--tasks T ...] [--num-envs B] [--json]`: `policy=metaworld_expert` in metasim
+next to the package's own scripted policies in the package's own loop, on the same variations.
 
 Episode k of a task is variation k of the benchmark (seed 0) on both sides: metasim's
 episode k starts from the recorded reset state of variation k (`task.init_states`), the
@@ -45,6 +45,7 @@ HELP = (
 )
 # `--package FILE`: the package's outcomes, a JSON object stamped as this command's, so a
 # file that is not one (a user's settings named by mistake) is refused, never replaced.
+# The stamp keeps the verb's old name so that the files already written still load.
 PACKAGE_STAMP = "metasim metaworld-compare package outcomes"
 PACKAGE_FILE = OutKind(f"a JSON file of {PACKAGE_STAMP}", stamped_json(PACKAGE_STAMP))
 
@@ -346,7 +347,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         tasks = select(suite_tasks(args.suite), args.tasks)
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-        out = Path(args.out or f"runs/metaworld-compare-{stamp}")
+        out = Path(args.out or f"runs/metaworld-xcheck-{stamp}")
         run_dir = run_metasim(tasks, args.episodes, out, args.num_envs, backend=args.backend)
         _, outcomes = run_outcomes(run_dir)
     try:
@@ -363,8 +364,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m metasim.metaworld.compare ...` (the same as `metasim metaworld-compare`)."""
-    parser = argparse.ArgumentParser(prog="metasim metaworld-compare", description=__doc__)
+    """`python -m metasim.metaworld.xcheck ...` (the same as `metasim check xcheck
+    --benchmark metaworld ...`)."""
+    parser = argparse.ArgumentParser(prog="python -m metasim.metaworld.xcheck", description=__doc__)
     add_arguments(parser)
     try:
         return run(parser.parse_args(argv))
