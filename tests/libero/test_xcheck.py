@@ -16,6 +16,7 @@ import pytest
 
 from metasim.envs.noise import RuntimeNoise
 from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.evaluate.hooks import Hooks
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.libero.checks.xcheck import MetasimEpisode, Replay, classify, object_fate, run_metasim
@@ -63,10 +64,11 @@ def test_hook_reports_exactly_the_applied_actions() -> None:
             if k >= 0:
                 applied[int(k)].append(actions[slot].copy())
 
+    class Spy(Hooks):
+        on_env, on_applied = staticmethod(on_env), staticmethod(on_applied)
+
     noise = RuntimeNoise(action_noise=0.01)
-    records = list(
-        run_task(compiled, EXPERT, [0, 1], noise=noise, on_env=on_env, on_applied=on_applied)
-    )
+    records = list(run_task(compiled, EXPERT, [0, 1], noise=noise, hooks=Spy()))
     assert len(received) == len(slot_episodes) > 0
     for k in (0, 1):
         rows = [r[s] for r, eps in zip(received, slot_episodes, strict=True)
