@@ -55,7 +55,7 @@ class EvalLoop:
         self.episode_of = np.full(env.num_envs, -1)  # which episode each slot runs; -1: idle
         self.started = np.zeros(env.num_envs)  # when each slot's episode started
         self.obs: dict[str, object] = {}
-        env.use_settle_steps()
+        env.use_settle_steps()  # the env runs each episode's settle steps, the policy unasked
 
     def run(self) -> Iterator[EpisodeRecord]:
         """Yield one record per episode as it finishes (not in episode order)."""
@@ -64,7 +64,7 @@ class EvalLoop:
         while (self.episode_of >= 0).any():
             settling = self.env.settle.settling
             active = (self.episode_of >= 0) & ~settling  # the slots the policy drives
-            failed = self.chunks.refill(self.obs, active)
+            failed = self.chunks.refill(self.obs, active)  # act: chunks where due, then actions
             if not failed:
                 raw = self.chunks.actions()
                 action, failed = env_actions(self.env, self.convert, raw, active)

@@ -151,11 +151,9 @@ def test_the_policy_is_first_asked_after_the_settle_steps(compiled: CompiledScen
     _STEPS[0] = 0
     _FIRST_ACT.clear()
 
-    def on_step() -> None:
-        _STEPS[0] += 1
-
     class Count(Hooks):
-        on_step = staticmethod(on_step)
+        def on_step(self) -> None:
+            _STEPS[0] += 1
 
     (rec,) = list(run_task(compile_scene(short), spec, [0], hooks=Count()))
     assert scene.task.settle_steps == libero_scene.SETTLE_STEPS == 10

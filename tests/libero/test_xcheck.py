@@ -49,23 +49,21 @@ def test_hook_reports_exactly_the_applied_actions() -> None:
     applied: dict[int, list[np.ndarray]] = {0: [], 1: []}
     slot_episodes: list[np.ndarray] = []
 
-    def on_env(env: MetasimVectorEnv) -> None:
-        original = env.controller.to_ctrl
-
-        def spy(action: np.ndarray, *args: Any) -> np.ndarray:
-            received.append(np.array(action))
-            return original(action, *args)
-
-        env.controller.to_ctrl = spy  # type: ignore[method-assign]
-
-    def on_applied(episodes: np.ndarray, actions: np.ndarray) -> None:
-        slot_episodes.append(episodes.copy())
-        for slot, k in enumerate(episodes):
-            if k >= 0:
-                applied[int(k)].append(actions[slot].copy())
-
     class Spy(Hooks):
-        on_env, on_applied = staticmethod(on_env), staticmethod(on_applied)
+        def on_env(self, env: MetasimVectorEnv) -> None:
+            original = env.controller.to_ctrl
+
+            def spy(action: np.ndarray, *args: Any) -> np.ndarray:
+                received.append(np.array(action))
+                return original(action, *args)
+
+            env.controller.to_ctrl = spy  # type: ignore[method-assign]
+
+        def on_applied(self, episodes: np.ndarray, actions: np.ndarray) -> None:
+            slot_episodes.append(episodes.copy())
+            for slot, k in enumerate(episodes):
+                if k >= 0:
+                    applied[int(k)].append(actions[slot].copy())
 
     noise = RuntimeNoise(action_noise=0.01)
     records = list(run_task(compiled, EXPERT, [0, 1], noise=noise, hooks=Spy()))
