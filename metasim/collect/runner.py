@@ -30,6 +30,7 @@ from metasim.collect.recording import Recording, frame_of
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
 from metasim.evaluate.config import EvalConfig
+from metasim.evaluate.hooks import Hooks
 from metasim.evaluate.plan import Plan, PlanItem
 from metasim.evaluate.policy_io import image_bytes_per_env
 from metasim.evaluate.records import EpisodeRecord
@@ -75,19 +76,19 @@ def dataset_spec(
     return spec
 
 
-class Recorder:
-    """The loop's observer: the frames of every running episode, from the obs batch."""
+class Recorder(Hooks):
+    """The loop's hooks: the frames of every running episode, from the obs batch."""
 
     def __init__(self, rec: Recording, compiled: CompiledScene) -> None:
         self.spec, self.compiled = rec.spec, compiled
         self.instruction = rec.instruction(compiled)
         self.frames: dict[int, list[dict[str, Any]]] = {}
 
-    def add_views(self, env: MetasimVectorEnv) -> None:
-        """`on_env` hook: render the recorded cameras too."""
+    def on_env(self, env: MetasimVectorEnv) -> None:
+        """Render the recorded cameras too."""
         env.add_views(self.spec.views(env.compiled))
 
-    def __call__(self, episodes: np.ndarray, obs: dict[str, Any], actions: np.ndarray) -> None:
+    def observe(self, episodes: np.ndarray, obs: dict[str, Any], actions: np.ndarray) -> None:
         """`episodes` (B,) each slot's episode (-1: idle), `actions` (B, D)."""
         ids = np.flatnonzero(episodes >= 0)
         if not len(ids):
@@ -210,8 +211,7 @@ class _Batch:
             noise=item.noise,
             cell=item.cell.id,
             factors=item.cell.values,
-            on_env=recorder.add_views,
-            observe=recorder,
+            hooks=recorder,
         )
         for rec in records:
             finished[rec.episode] = rec

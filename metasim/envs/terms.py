@@ -25,10 +25,19 @@ from metasim.scene.kinds import OrderedRegistry
 from metasim.sim.base import Kinematics
 
 
+def scene_parts(compiled: CompiledScene) -> tuple[tuple[str, ...], ...]:
+    """(object names, fixture bodies, fixture sites) of a compiled scene, in index order."""
+    idx = compiled.index
+    skip = {"world", *idx.object_names}
+    bodies = tuple(n for n in idx.bodies if n not in skip and not n.startswith("robot/"))
+    sites = tuple(n for n in idx.sites if not n.startswith("robot/"))
+    return tuple(idx.object_names), bodies, sites
+
+
 @dataclass(frozen=True)
 class Layout:
     """Where the terms read from: the compiled scene's indices and the env's fixture
-    bodies and sites (see vec_env.scene_parts)."""
+    bodies and sites (see `scene_parts`)."""
 
     compiled: CompiledScene
     fixture_body_ids: np.ndarray

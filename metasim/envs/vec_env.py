@@ -25,7 +25,8 @@ from metasim.control.actions import ActionController, ActionKind
 from metasim.envs.cameras import CameraView, image_dict, rig_views
 from metasim.envs.device_images import as_array_type, device_frames, device_refusal, host_array
 from metasim.envs.noise import RuntimeNoise
-from metasim.envs.terms import Layout, group_reader, terms_of
+from metasim.envs.settle import SettleSteps
+from metasim.envs.terms import Layout, group_reader, scene_parts, terms_of
 from metasim.scene.compile import CompiledScene, compile_scene
 from metasim.scene.schema import Scene
 from metasim.scene.sources import compile_task
@@ -42,15 +43,6 @@ from metasim.tasks.init_states import FieldValues
 from metasim.tasks.predicates import TaskView
 from metasim.tasks.seeds import episode_rng, episode_seed
 from metasim.tasks.task import TaskRuntime
-
-
-def scene_parts(compiled: CompiledScene) -> tuple[tuple[str, ...], ...]:
-    """(object names, fixture bodies, fixture sites) of a compiled scene, in index order."""
-    idx = compiled.index
-    skip = {"world", *idx.object_names}
-    bodies = tuple(n for n in idx.bodies if n not in skip and not n.startswith("robot/"))
-    sites = tuple(n for n in idx.sites if not n.startswith("robot/"))
-    return tuple(idx.object_names), bodies, sites
 
 
 def as_compiled(scene: str | Path | Scene | CompiledScene) -> CompiledScene:
@@ -110,6 +102,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self.cameras = tuple(v.camera for v in self.views)
         self._rig: CameraRig | None = None  # made at the first observation with cameras
         self.device_images = False  # images as torch tensors on the rig's device
+        self.settle = SettleSteps(self.compiled.scene.task.settle_steps, num_envs)
         self.max_episode_steps = self.compiled.max_steps
         idx = self.compiled.index
         self.object_names, self.fixture_bodies, self.fixture_sites = scene_parts(self.compiled)
@@ -138,6 +131,10 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         # (B, dim) the actions the last `step` applied to the controller, after runtime
         # action noise and latency (what `run_task`'s `on_applied` hook reports).
         self.applied_actions = np.zeros((num_envs, self.controller.dim))
+
+    def use_settle_steps(self) -> None:
+        """Start every episode with the task's settle steps (metasim.envs.settle)."""
+        self.settle.use(self.controller)
 
     def add_views(self, views: Sequence[CameraView]) -> None:
         """Render these camera views too from the next observation on."""
@@ -228,6 +225,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self._steps[env_ids] = 0
         self._progress[env_ids] = 0.0
         self._ctrl[env_ids] = state.ctrl
+        self.settle.start(env_ids)
         kin = self.handler.kinematics()
         self._init_body_pos[env_ids] = kin.body_pos[env_ids]
         if self.noise.active:  # each episode's own noise stream (made only when used)
@@ -258,7 +256,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
     def step(
         self, actions: Any
     ) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        actions = self._perturb_actions(host_array(actions))
+        actions = self._perturb_actions(self.settle.actions(host_array(actions)))
         self.applied_actions = actions.copy()
         kin = self.handler.kinematics()
         jac = self.handler.site_jacobian(self.compiled.index.ee_site)
@@ -269,6 +267,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self.handler.step(self._ctrl, self.controller.substep)
         kin = self.handler.kinematics()
         self._steps += 1
+        self.settle.count()
         # a NaN or inf joint makes its row's sum non-finite (as does a sum past 1e308)
         stable = np.isfinite(np.add.reduce(kin.qpos, axis=1))
         unstable = ~stable

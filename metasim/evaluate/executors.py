@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from metasim.envs.noise import RuntimeNoise
-from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
+from metasim.evaluate.hooks import RolloutHooks
 from metasim.evaluate.ray_connect import (
     bounded_retries,
     bounded_target,
@@ -46,11 +46,7 @@ class Shard:
     spec: RolloutSpec  # policy kind and options, conventions, chunking, seed, backend, ...
 
 
-def run_shard(
-    shard: Shard,
-    on_step: Callable[[], None] | None = None,
-    on_env: Callable[[MetasimVectorEnv], None] | None = None,
-) -> Iterator[EpisodeRecord]:
+def run_shard(shard: Shard, hooks: RolloutHooks | None = None) -> Iterator[EpisodeRecord]:
     """Run one shard here (what a worker does; `metasim report` films one with the
     hooks, see `run_task`)."""
     scene = Scene.model_validate(shard.scene)
@@ -62,8 +58,7 @@ def run_shard(
         noise=shard.noise,
         cell=shard.cell,
         factors=shard.factors,
-        on_step=on_step,
-        on_env=on_env,
+        hooks=hooks,
     )
 
 

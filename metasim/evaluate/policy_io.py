@@ -1,6 +1,6 @@
-"""What a policy's declared conventions need from a scene before it runs: its context,
-the converter from its action convention to the env's action space (from the robot's base
-pose), and the camera views its observation spec renders."""
+"""What a policy's declared conventions need from a scene: its context, the converter
+from its action convention to the env's action space (from the robot's base pose) and the
+env's actions it gives each step, and the camera views its observation spec renders."""
 
 from __future__ import annotations
 
@@ -30,6 +30,28 @@ def converter_for(compiled: CompiledScene, conv: ActionConvention) -> ActionConv
     n_arm = len(compiled.index.arm_qpos)
     space = conv.env_space_on(compiled.robot.control)  # ValueError when they cannot drive it
     return ActionConverter(conv, n_arm, compiled.control_dt, base_pos, base_mat, space)
+
+
+def env_actions(
+    env: MetasimVectorEnv, convert: ActionConverter, raw: np.ndarray, active: np.ndarray
+) -> tuple[np.ndarray, dict[int, str]]:
+    """(B, dim) the env's actions for the policy's `raw` (B, D): converted for the `active`
+    (B,) slots, the others hold still; the slots whose actions cannot be converted, with why."""
+    if convert.identity and active.all():  # canonical actions, nobody idle
+        return raw.copy(), {}
+    kin = env.handler.kinematics()
+    action = env.controller.hold_action(kin)
+    failed: dict[int, str] = {}
+    if active.any():
+        ids = np.flatnonzero(active)
+        # converted against the robot's true state, as a real controller would
+        state = env.robot_state(kin) if not convert.identity else {}
+        pol = {k: v[ids] for k, v in state.items()}
+        try:
+            action[ids] = convert(raw[ids], pol)
+        except ValueError as exc:
+            failed = {int(i): f"invalid action: {exc}" for i in ids}
+    return action, failed
 
 
 def camera_views(compiled: CompiledScene, spec: ObservationSpec) -> list[CameraView]:

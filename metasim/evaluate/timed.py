@@ -1,7 +1,7 @@
 """The evaluation loop timed over a fixed number of control steps: what the speed
 benchmarks (`metasim bench physics`, a benchmark's own bench) measure of metasim.
 
-The loop is `run_task`'s own (`metasim.evaluate.rollout`: chunk refills, action checks,
+The loop is `run_task`'s own (`metasim.evaluate.loop`: chunk refills, action checks,
 settle steps, success checks, episode records and restarts), fed with more episodes
 than can finish and stopped after the last step counted.
 """
@@ -13,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.evaluate.hooks import Hooks
+from metasim.evaluate.loop import EvalLoop
 from metasim.evaluate.records import EpisodeRecord
-from metasim.evaluate.rollout import _Loop
 from metasim.policies.base import Policy
 
 
@@ -32,6 +33,20 @@ class _Enough(Exception):
     """Stops the evaluation loop after the counted number of steps."""
 
 
+class _Counter(Hooks):
+    """Counts the loop's steps; `on_step(t)` after step t; stops the loop after `steps`."""
+
+    def __init__(self, steps: int, on_step: Callable[[int], None] | None) -> None:
+        self.steps, self.each, self.done = steps, on_step, 0
+
+    def on_step(self) -> None:
+        if self.each is not None:
+            self.each(self.done)
+        self.done += 1
+        if self.done == self.steps:
+            raise _Enough
+
+
 def timed_loop(
     env: MetasimVectorEnv,
     policy: Policy,
@@ -42,17 +57,9 @@ def timed_loop(
     the env, every action of a chunk executed) for `steps` control steps; `on_step(t)` after
     step t (0-based). The time covers the loop only (its first reset included), not the
     loop's set-up."""
-    done = [0]
-
-    def count() -> None:
-        if on_step is not None:
-            on_step(done[0])
-        done[0] += 1
-        if done[0] == steps:
-            raise _Enough
-
+    counter = _Counter(steps, on_step)
     todo = list(range(env.num_envs * (steps + 1)))  # more episodes than can finish
-    loop = _Loop(env, policy, env.compiled, todo, execute=None, on_step=count)
+    loop = EvalLoop(env, policy, todo, hooks=counter)
     records: list[EpisodeRecord] = []
     t0 = time.perf_counter()
     try:
@@ -60,4 +67,4 @@ def timed_loop(
             records.append(rec)
     except _Enough:
         pass
-    return TimedLoop(time.perf_counter() - t0, done[0], records)
+    return TimedLoop(time.perf_counter() - t0, counter.done, records)

@@ -97,6 +97,7 @@ def replay(
     """
     from metasim.evaluate.config import EvalConfig
     from metasim.evaluate.executors import run_shard
+    from metasim.evaluate.hooks import Hooks
     from metasim.evaluate.plan import Plan
 
     cfg = EvalConfig.model_validate({**run.config, "out": None})
@@ -112,20 +113,21 @@ def replay(
     steps = [0]
     last: list[np.ndarray] = []
 
-    def on_step() -> None:
-        steps[0] += 1
-        frame = np.asarray(envs[0].handler.render(cams[0], [0], WIDTH, HEIGHT)[0], np.uint8)
-        if steps[0] % EVERY == 1 or EVERY == 1:
-            frames.append(frame)
-            last.clear()
-        else:
-            last[:] = [frame]  # kept so the video ends on the episode's last step
+    class Film(Hooks):
+        def on_step(self) -> None:
+            steps[0] += 1
+            frame = np.asarray(envs[0].handler.render(cams[0], [0], WIDTH, HEIGHT)[0], np.uint8)
+            if steps[0] % EVERY == 1 or EVERY == 1:
+                frames.append(frame)
+                last.clear()
+            else:
+                last[:] = [frame]  # kept so the video ends on the episode's last step
 
-    def on_env(env: Any) -> None:
-        envs.append(env)
-        cams.append(world_camera(env.compiled))
+        def on_env(self, env: Any) -> None:
+            envs.append(env)
+            cams.append(world_camera(env.compiled))
 
-    records = list(run_shard(shard, on_step=on_step, on_env=on_env))
+    records = list(run_shard(shard, Film()))
     control_dt = envs[0].compiled.control_dt if envs else 1.0
     return (
         frames + last,

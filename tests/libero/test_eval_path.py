@@ -20,6 +20,7 @@ from metasim.cli.main import main as cli_main
 from metasim.control.actions import osc_for
 from metasim.control.osc import arm_at, step_osc
 from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.evaluate.hooks import Hooks
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.libero.checks.parity import smooth_actions
@@ -150,10 +151,11 @@ def test_the_policy_is_first_asked_after_the_settle_steps(compiled: CompiledScen
     _STEPS[0] = 0
     _FIRST_ACT.clear()
 
-    def on_step() -> None:
-        _STEPS[0] += 1
+    class Count(Hooks):
+        def on_step(self) -> None:
+            _STEPS[0] += 1
 
-    (rec,) = list(run_task(compile_scene(short), spec, [0], on_step=on_step))
+    (rec,) = list(run_task(compile_scene(short), spec, [0], hooks=Count()))
     assert scene.task.settle_steps == libero_scene.SETTLE_STEPS == 10
     assert rec.steps == 15 and rec.error is None  # 0.75 s at 20 Hz, settle steps included
     assert _FIRST_ACT[0] == 10  # asked only once the 10 settle steps have run

@@ -21,6 +21,7 @@ from metasim.cli.main import main
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.evaluate.config import compose
 from metasim.evaluate.executors import run_shard
+from metasim.evaluate.hooks import Hooks
 from metasim.evaluate.plan import Plan
 from metasim.libero.harness_draw import HARNESSES
 from metasim.libero.importer.source import FixtureDraw
@@ -70,7 +71,10 @@ def _eval_poses(overrides: list[str]) -> dict[int, dict[str, np.ndarray]]:
             if not seen:
                 seen.append(envs[0].fixture_poses())
 
-        records = list(run_shard(item.shard((k,), cfg.rollout), first_step, envs.append))
+        class FirstStep(Hooks):
+            on_step, on_env = staticmethod(first_step), staticmethod(envs.append)
+
+        records = list(run_shard(item.shard((k,), cfg.rollout), FirstStep()))
         assert [r.episode for r in records] == [k] and seen[0] is not None
         poses = seen[0]
         out[k] = {n: np.concatenate([poses.pos[0, j], poses.quat[0, j]])

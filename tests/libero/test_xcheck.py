@@ -16,6 +16,7 @@ import pytest
 
 from metasim.envs.noise import RuntimeNoise
 from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.evaluate.hooks import Hooks
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.libero.checks.xcheck import MetasimEpisode, Replay, classify, object_fate, run_metasim
@@ -51,25 +52,24 @@ def test_hook_reports_exactly_the_applied_actions() -> None:
     applied: dict[int, list[np.ndarray]] = {0: [], 1: []}
     slot_episodes: list[np.ndarray] = []
 
-    def on_env(env: MetasimVectorEnv) -> None:
-        original = env.controller.to_ctrl
+    class Spy(Hooks):
+        def on_env(self, env: MetasimVectorEnv) -> None:
+            original = env.controller.to_ctrl
 
-        def spy(action: np.ndarray, *args: Any) -> np.ndarray:
-            received.append(np.array(action))
-            return original(action, *args)
+            def spy(action: np.ndarray, *args: Any) -> np.ndarray:
+                received.append(np.array(action))
+                return original(action, *args)
 
-        env.controller.to_ctrl = spy  # type: ignore[method-assign]
+            env.controller.to_ctrl = spy  # type: ignore[method-assign]
 
-    def on_applied(episodes: np.ndarray, actions: np.ndarray) -> None:
-        slot_episodes.append(episodes.copy())
-        for slot, k in enumerate(episodes):
-            if k >= 0:
-                applied[int(k)].append(actions[slot].copy())
+        def on_applied(self, episodes: np.ndarray, actions: np.ndarray) -> None:
+            slot_episodes.append(episodes.copy())
+            for slot, k in enumerate(episodes):
+                if k >= 0:
+                    applied[int(k)].append(actions[slot].copy())
 
     noise = RuntimeNoise(action_noise=0.01)
-    records = list(
-        run_task(compiled, EXPERT, [0, 1], noise=noise, on_env=on_env, on_applied=on_applied)
-    )
+    records = list(run_task(compiled, EXPERT, [0, 1], noise=noise, hooks=Spy()))
     assert len(received) == len(slot_episodes) > 0
     for k in (0, 1):
         rows = [r[s] for r, eps in zip(received, slot_episodes, strict=True)

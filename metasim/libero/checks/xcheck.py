@@ -41,6 +41,7 @@ import numpy as np
 
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError
+from metasim.evaluate.hooks import Hooks
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.run_files import read_records
 from metasim.evaluate.spec import RolloutSpec
@@ -98,7 +99,7 @@ def fixture_instances(task: LiberoTask) -> list[str]:
     return [inst for inst, _, is_object in assets.models_of(task.problem) if not is_object]
 
 
-class Recorder:
+class Recorder(Hooks):
     """Collects `MetasimEpisode`s from `run_task`'s hooks (`on_env`, `on_start`,
     `on_applied`): one growing trace per env slot."""
 
@@ -163,10 +164,7 @@ def run_metasim(
     imported = load_task(f"libero:{suite}/{task}", fixture_draw=fixture_draw)
     compiled = compile_scene(imported.scene)
     rec = Recorder(imported, compiled, init_state_map(imported.problem, compiled))
-    for record in run_task(
-        compiled, spec, inits, on_env=rec.on_env, on_start=rec.on_start,
-        on_applied=rec.on_applied,
-    ):  # fmt: skip
+    for record in run_task(compiled, spec, inits, hooks=rec):
         yield rec.episode(suite, record)
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.evaluate.hooks import Hooks
 from metasim.evaluate.rollout import run_task
 from metasim.evaluate.spec import RolloutSpec
 from metasim.robosuite.checks.states import StateMap, state_map
@@ -53,7 +54,7 @@ class Episode:
     traj: list[np.ndarray]
 
 
-class Recorder:
+class Recorder(Hooks):
     """`run_task`'s hooks (`on_env`, `on_start`, `on_applied`): one trace per episode."""
 
     def __init__(self, task: str, smap: StateMap) -> None:
@@ -91,10 +92,7 @@ def run_metasim(task: str, spec: RolloutSpec, episodes: list[int]) -> Iterator[E
     # The placed bodies hang from the world: their world poses are robosuite's body_pos/quat.
     assert not compiled.model.body_parentid[smap.bodies].any()
     rec = Recorder(task, smap)
-    for record in run_task(
-        compiled, spec, episodes, on_env=rec.on_env, on_start=rec.on_start,
-        on_applied=rec.on_applied,
-    ):  # fmt: skip
+    for record in run_task(compiled, spec, episodes, hooks=rec):
         ep = rec.traces.pop(record.episode)
         ep.success, ep.steps = bool(record.success), int(record.steps)
         yield ep
