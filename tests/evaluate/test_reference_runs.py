@@ -16,6 +16,8 @@ base (90/90) and in pert 42 -> 45 of 52 (three perturbed lift_cube episodes now 
 of the failures drops from progress 0.5 to 0).
 Both summaries' configs gained `render: null` and `render_spp: null` when the camera
 renderer became a config field (issue 30); the runs have no cameras, nothing else changed.
+Both gained `nconmax: null` and `njmax: null` when warp's contact capacity became a config
+field (issue 47); the runs use the native backend, nothing else changed.
 
 Volatile fields, dropped from the stored copies and from the fresh runs before comparing:
 - summary.json: `wall_time_s` (a timing), `run_dir` and `config.out` (where the run was
