@@ -232,7 +232,7 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_no_import_circles():
+def test_no_import_cycles_between_modules():
     # every import counts (module level or in a function): a lazy import inside a
     # function is still a dependency; so is an import of a package's own ancestors
     modules = {module_of(p): p for p in ROOT.rglob("*.py")}
