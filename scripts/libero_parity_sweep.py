@@ -175,7 +175,7 @@ def explain(rows: list[dict[str, Any]]) -> str:
     the run's end-effector error exceeded 0.01 mm; for an untouched object over 1 mm, how
     deep it starts inside another body and how far it moves in the first step."""
     from metasim.libero.checks.parity import prepare, smooth_actions, start_osc, step_metasim
-    from metasim.libero.importer import robot
+    from metasim.robosuite.importer import robot
 
     ctrl = {
         "robot_init_qpos": np.array(robot.INIT_QPOS),

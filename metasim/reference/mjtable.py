@@ -67,7 +67,8 @@ def _slices(m: Any) -> dict[str, np.ndarray]:
         if not hasattr(m, key):
             continue
         data = np.asarray(getattr(m, key))
-        data = data.reshape(len(data), -1) if data.ndim > 1 else data.reshape(-1, 1)
+        columns = int(np.prod(data.shape[1:]))  # 1 for a flat array; an empty one too
+        data = data.reshape(len(data), columns)
         adr = np.asarray(getattr(m, adr_key))
         if num_key:
             num = np.asarray(getattr(m, num_key))

@@ -167,12 +167,12 @@ def _values(
     return dict(zip(keys[field_name.split("_", 1)[0]], rows, strict=True))
 
 
-def _equal(a: np.ndarray, b: np.ndarray) -> bool:
+def _equal(a: np.ndarray, b: np.ndarray, rtol: float = RTOL, atol: float = ATOL) -> bool:
     if a.shape != b.shape:
         return False
     if a.dtype == object or b.dtype == object:
         return bool(np.all(a == b))
-    return bool(np.allclose(a, b, rtol=RTOL, atol=ATOL))
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol))
 
 
 def _as_list(value: np.ndarray) -> list[Any]:
@@ -201,11 +201,14 @@ def compare(
     reason: Callable[[Difference], str],
     anonymous: Anonymous | None = None,
     sides: tuple[str, str] = ("metasim", "reference"),
+    tolerance: tuple[float, float] = (RTOL, ATOL),
+    scalars: bool = False,
 ) -> tuple[list[str], int, dict[str, str], list[Difference]]:
     """Compare two `model_arrays` dumps (metasim's, the reference's). Returns the fields
-    compared, the number of values compared, the fields not compared (field -> why; a
-    field only one side has names that side, `sides`) and the differences, each with
-    `reason(difference)`."""
+    compared, the number of values compared (an element's row of a field counts once, or
+    each of its scalars with `scalars`), the fields not compared (field -> why; a field
+    only one side has names that side, `sides`) and the differences, each with
+    `reason(difference)`. Values are equal within `tolerance` (rtol, atol)."""
     our_keys = element_keys(ours, rename)
     ref_keys = element_keys(ref, anonymous=anonymous)
     diffs = _element_diffs(our_keys, ref_keys)
@@ -222,19 +225,23 @@ def compare(
         fields.append(name)
         a, b = _values(ours, our_keys, name), _values(ref, ref_keys, name)
         for key in sorted(set(a) & set(b)):
-            count += 1
-            if not _equal(a[key], b[key]):
+            count += a[key].size if scalars else 1
+            if not _equal(a[key], b[key], *tolerance):
                 hit = name.startswith("geom_") and key in collision
                 diffs.append(Difference(name, key, _as_list(a[key]), _as_list(b[key]), "", hit))
-    count += _compare_structs(ours["structs"], ref["structs"], sides, fields, skipped, diffs)
+    count += compare_structs(
+        ours["structs"], ref["structs"], sides, fields, skipped, diffs, tolerance
+    )
     return fields, count, skipped, [_with_reason(d, reason) for d in diffs]
 
 
-def _compare_structs(
+def compare_structs(
     ours: dict[str, Any], ref: dict[str, Any], sides: tuple[str, str], fields: list[str],
     skipped: dict[str, str], diffs: list[Difference],
+    tolerance: tuple[float, float] = (RTOL, ATOL),
 ) -> int:  # fmt: skip
-    """Compare the opt/vis struct fields (appends to `fields`, `skipped`, `diffs`)."""
+    """Compare global struct fields (`<struct>.<field>` -> value, as `model_arrays` dumps
+    them): appends to `fields`, `skipped` and `diffs`; returns the number compared."""
     count = 0
     for name in sorted(set(ours) | set(ref)):
         if name not in ours or name not in ref:
@@ -243,7 +250,7 @@ def _compare_structs(
         fields.append(name)
         count += 1
         a, b = np.asarray(ours[name], dtype=np.float64), np.asarray(ref[name], dtype=np.float64)
-        if not _equal(a, b):
+        if not _equal(a, b, *tolerance):
             diffs.append(Difference(name, "model", _as_list(a), _as_list(b)))
     return count
 
@@ -252,4 +259,7 @@ def _with_reason(d: Difference, reason: Callable[[Difference], str]) -> Differen
     return Difference(d.field, d.element, d.metasim, d.reference, reason(d), d.collision)
 
 
-__all__ = ["ATOL", "ID_FIELDS", "RTOL", "Difference", "Listed", "compare", "element_keys"]
+__all__ = [
+    "ATOL", "ID_FIELDS", "RTOL", "Difference", "Listed", "compare", "compare_structs",
+    "element_keys",
+]  # fmt: skip

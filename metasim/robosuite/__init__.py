@@ -5,8 +5,13 @@ metasim benchmark plug-in (declared in pyproject.toml's `metasim.plugins`):
 - `importer/`: robosuite's own MJCF and reset distribution, exported once through the
   reference (`export.py`); the scene on them (`scene.py`); the `robosuite:` source;
 - `kinds.py`: robosuite's success tests as predicate kinds;
-- `reference/`: robosuite itself in LIBERO's reference venv (robosuite 1.4.0, MuJoCo 3.17);
-- `checks/`: success agreement, model diff and cross-check against it.
+- `reference/`: robosuite itself in its reference venv (robosuite 1.4.0, MuJoCo 3.17),
+  which LIBERO's worker shares;
+- `checks/`: success agreement, model diff and cross-check against it;
+- what LIBERO, built on robosuite, takes from it: the Panda on its mount
+  (`importer/robot.py`), how a success check reads a state (`success.py`), the hand's
+  down frame (`expert_machine.py`), the renderer's model-diff entries
+  (`checks/modeldiff_listed.py`).
 """
 
 # What the plug-in registers (light imports: no model compiled, no reference venv started).

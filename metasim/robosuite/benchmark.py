@@ -11,6 +11,6 @@ ROBOSUITE = register_benchmark(
         presets=("robomimic_robosuite",),
         own_checks=("modeldiff", "xcheck"),
         reference="metasim.robosuite.reference.simulator:probe_reference",
-        venv="metasim.libero.reference.simulator:ensure_venv",  # robosuite 1.4 lives there
+        venv="metasim.robosuite.reference.simulator:ensure_venv",
     )
 )

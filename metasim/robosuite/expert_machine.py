@@ -3,7 +3,7 @@ terms it reads (the positions and orientations of the bodies, and the positions 
 joints, that its skill names) and `PhaseMachine`, the per-env phase state that turns a
 target grip-site position and closing direction into OSC_POSE actions (xyz x 0.05 m,
 axis-angle x 0.5 rad relative to the current pose, world frame), the hand pointing down
-as LIBERO's expert points it (`down_frame`)."""
+(`down_frame`, which LIBERO's expert shares)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import numpy as np
 
 from metasim.envs.terms import OBS_TERMS, Layout, ObsTerm
 from metasim.envs.vec_env import CameraView
-from metasim.libero.expert.clearance import down_frame
 from metasim.policies.base import PolicyContext, PolicyOptions
 from metasim.policies.conventions import GRIPPERS
 from metasim.rotations import mat_to_axis_angle, quat_to_mat
@@ -27,6 +26,18 @@ POS_GAIN, ROT_GAIN = 2.0, 1.5  # action per unit of error, in input units
 RETRIES = 3
 HOLD_SLIP = 0.03  # the object has left the hand once it is this far from where it was held
 APPROACH, DESCEND, CLOSE, LIFT, CARRY, LOWER, RELEASE, RETREAT = range(8)
+
+
+def down_frame(closing: np.ndarray) -> np.ndarray:
+    """(..., 3, 3) grip-site frames pointing down with the fingers closing along the world
+    direction angle `closing` (...): x along the closing, z down (the Panda's home is
+    closing = pi/2, along world y)."""
+    c, s = np.cos(closing), np.sin(closing)
+    z = np.zeros_like(c)
+    return np.stack(
+        [np.stack([c, s, -z], -1), np.stack([s, -c, z], -1), np.stack([z, z, z - 1], -1)],
+        axis=-1,
+    )
 
 
 def door_parts(fixture: str) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -20,7 +20,7 @@ import mujoco
 import numpy as np
 
 from metasim.errors import MetasimInputError
-from metasim.libero.kinds.predicates import touching
+from metasim.robosuite.success import touching
 from metasim.scene.compile import ROBOT_PREFIX, CompiledScene
 from metasim.scene.kinds import PREDICATE_KINDS
 from metasim.scene.predicate_base import PredicateBase

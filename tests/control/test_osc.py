@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from metasim.control.osc import OscConfig, OscIndex, OscPose, arm_at, orientation_error, step_osc
-from metasim.libero.importer import paths
+from metasim.robosuite.importer import paths
 from metasim.rotations import axis_angle_to_mat
 
 HOME = np.array([0.0, -0.161, 0.0, -2.445, 0.0, 2.227, np.pi / 4])  # LIBERO's reset joints

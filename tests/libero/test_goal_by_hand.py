@@ -10,6 +10,7 @@ import pytest
 
 from metasim.libero.importer import init_states as libero_init_states
 from metasim.libero.importer import scene as libero_scene
+from metasim.robosuite.success import goal_holds
 from metasim.scene.compile import ROBOT_PREFIX, compile_scene
 
 
@@ -19,7 +20,7 @@ def _setup(ref: str) -> tuple:
     mapping = libero_init_states.init_state_map(task.problem, compiled)
     data = mujoco.MjData(compiled.model)
     mapping.apply(compiled.model, data, task.init_states[0])
-    assert not libero_init_states.goal_holds(compiled, data)
+    assert not goal_holds(compiled, data)
     return compiled, data
 
 
@@ -54,7 +55,7 @@ def test_joint_goals(ref: str, joint: str, value: float) -> None:
     compiled, data = _setup(ref)
     data.qpos[compiled.model.jnt_qposadr[compiled.model.joint(joint).id]] = value
     mujoco.mj_forward(compiled.model, data)
-    assert libero_init_states.goal_holds(compiled, data)
+    assert goal_holds(compiled, data)
 
 
 @pytest.mark.parametrize(
@@ -73,4 +74,4 @@ def test_dropping_onto_the_target_reaches_the_goal(
     above = data.xpos[m.body(target).id] if kind == "body" else data.site_xpos[m.site(target).id]
     _drop(compiled, data, obj, above + np.array([0.0, 0.0, 0.06]))
     _settle(compiled, data)
-    assert libero_init_states.goal_holds(compiled, data)
+    assert goal_holds(compiled, data)

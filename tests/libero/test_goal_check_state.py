@@ -21,10 +21,11 @@ import mujoco
 import numpy as np
 import pytest
 
-from metasim.libero.importer.init_states import goal_holds, init_state_map, task_view
+from metasim.libero.importer.init_states import init_state_map
 from metasim.libero.importer.scene import load_task
-from metasim.libero.kinds.predicates import subtree_geoms, touching
+from metasim.libero.kinds.predicates import subtree_geoms
 from metasim.libero.reference.simulator import ReferenceSim
+from metasim.robosuite.success import goal_holds, task_view, touching
 from metasim.scene.compile import CompiledScene, compile_scene
 
 DATA = Path(__file__).parents[1] / "data" / "goal_check" / "libero_spatial_3_init31.npz"

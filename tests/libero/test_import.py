@@ -17,6 +17,7 @@ from metasim.libero.importer import init_states as libero_init_states
 from metasim.libero.importer import paths
 from metasim.libero.importer import scene as libero_scene
 from metasim.libero.importer.language import harness_language
+from metasim.robosuite.success import goal_holds
 from metasim.scene.compile import ROBOT_PREFIX, compile_scene
 
 SUBSET = [(s, i) for s in paths.LIBERO_SUITES for i in (0, len(paths.suite_tasks(s)) - 1)]
@@ -55,7 +56,7 @@ def check_task(suite: str, index: int) -> None:
                 data.xpos[body], qpos[libero_adr : libero_adr + 3], atol=1e-12, err_msg=name
             )
     mapping.apply(model, data, task.init_states[0])
-    held = libero_init_states.goal_holds(compiled, data)
+    held = goal_holds(compiled, data)
     assert held == ((suite, index) in GOAL_AT_INIT), f"goal holds at init 0: {held}"
 
 

@@ -7,13 +7,13 @@ import mujoco
 import numpy as np
 import pytest
 
-from metasim.libero.importer.init_states import task_view
 from metasim.libero.kinds.predicates import (
     joint_value,
     resting_on,
     site_in,
     site_on,
 )
+from metasim.robosuite.success import task_view
 from metasim.scene.compile import compile_scene
 from metasim.scene.schema import Scene
 from metasim.tasks.predicates import TaskView, compile_predicate

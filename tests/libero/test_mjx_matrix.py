@@ -21,11 +21,12 @@ from metasim.errors import MetasimInputError
 from metasim.libero.checks import mjx_matrix as mm
 from metasim.libero.importer import paths
 from metasim.paths import ROOT
+from metasim.robosuite.importer.paths import robosuite_assets_dir
 from metasim.sim.base import UnsupportedScene
 from metasim.sim.mjx import support
 
 try:
-    paths.libero_root(), paths.assets_dir(), paths.robosuite_assets_dir()
+    paths.libero_root(), paths.assets_dir(), robosuite_assets_dir()
 except MetasimInputError as exc:
     pytest.skip(f"the libero extra is not installed: {exc}", allow_module_level=True)
 

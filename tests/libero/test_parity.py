@@ -16,9 +16,9 @@ from PIL import Image
 from metasim.cli.main import main
 from metasim.control.osc import step_osc
 from metasim.libero.checks import contacts, parity
-from metasim.libero.importer import robot
 from metasim.libero.reference.simulator import ReferenceSim
 from metasim.reference import images
+from metasim.robosuite.importer import robot
 
 # `metasim check CHECK --benchmark NAME`: the one spelling of a benchmark's checks.
 PARITY_ARGV = ["check", "--benchmark", "libero", "parity"]

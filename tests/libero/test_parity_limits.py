@@ -74,7 +74,7 @@ def _venv(tmp_path: Path, body: str, stamp: str | None = None) -> Path:
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
     _script(venv / "bin", body)
-    (venv / STAMP).write_text(stamp or json.dumps(reference.REQUIREMENTS))
+    (venv / STAMP).write_text(stamp or json.dumps(list(reference.SPEC.requirements)))
     return venv
 
 

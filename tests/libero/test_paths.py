@@ -1,4 +1,5 @@
-"""metasim.libero.importer.paths finds LIBERO's files inside the installed `libero` extra."""
+"""metasim.libero.importer.paths finds LIBERO's files inside the installed `libero` extra
+(and metasim.robosuite.importer.paths robosuite's Panda files, which the extra installs)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from metasim.errors import MetasimInputError
 from metasim.libero.importer import paths
+from metasim.robosuite.importer import paths as robosuite_paths
 
 
 def test_five_suites_have_130_resource_complete_tasks() -> None:
@@ -31,8 +33,8 @@ def test_files_of_a_task() -> None:
     states = paths.load_init_states("libero_goal", 0)
     assert states.shape == (50, 1 + 41 + 37) and states.dtype == np.float64
     assert (paths.assets_dir() / "scenes").is_dir()
-    assert (paths.panda_dir() / "meshes" / "link0.stl").is_file()
-    assert paths.panda_gripper_xml().is_file()
+    assert (robosuite_paths.panda_dir() / "meshes" / "link0.stl").is_file()
+    assert robosuite_paths.panda_gripper_xml().is_file()
 
 
 def test_bad_suite_and_task_are_input_errors() -> None:
@@ -50,11 +52,11 @@ def test_missing_extra_names_the_install_step(monkeypatch: pytest.MonkeyPatch) -
         return None if name == "robosuite" else real(name, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
-    paths.robosuite_assets_dir.cache_clear()
+    robosuite_paths.robosuite_assets_dir.cache_clear()
     try:
         with pytest.raises(MetasimInputError) as err:
-            paths.panda_dir()
+            robosuite_paths.panda_dir()
         assert "robosuite==1.4.0 is not installed" in str(err.value)
         assert "scripts/install_libero.sh" in str(err.value)
     finally:
-        paths.robosuite_assets_dir.cache_clear()
+        robosuite_paths.robosuite_assets_dir.cache_clear()

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from metasim.libero.checks import parity
-from metasim.libero.importer.init_states import goal_holds, init_state_map
+from metasim.libero.importer.init_states import init_state_map
 from metasim.libero.importer.scene import load_task
 from metasim.libero.reference.simulator import ReferenceSim
+from metasim.robosuite.success import goal_holds
 from metasim.scene.compile import compile_scene
 
 pytestmark = pytest.mark.reference

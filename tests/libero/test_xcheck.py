@@ -24,6 +24,7 @@ from metasim.libero.checks.xcheck_run import JSONL, SUMMARY, ClosedLoop, run_xch
 from metasim.libero.importer import init_states as libero_init_states
 from metasim.libero.importer import scene as libero_scene
 from metasim.libero.reference.simulator import ReferenceSim
+from metasim.robosuite.success import goal_holds
 from metasim.scene.compile import compile_scene
 from metasim.tasks.fixture_placement import episode_fixture_poses
 
@@ -135,7 +136,7 @@ def test_goal_check_agrees_with_metasims_predicates(
     for make in (lambda: None, lambda: _bowl_on_plate(compiled, data)):
         make()
         ref.set_state(data.qpos[mapping.qpos_index], data.qvel[mapping.qvel_index])
-        answers.append((libero_init_states.goal_holds(compiled, data), ref.goal()))
+        answers.append((goal_holds(compiled, data), ref.goal()))
     assert answers == [(False, False), (True, True)]
 
 

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from metasim.envs.vec_env import MetasimVectorEnv
-from metasim.libero.importer.init_states import goal_holds, init_state_map, task_view
+from metasim.libero.importer.init_states import init_state_map
 from metasim.libero.importer.scene import load_task
 from metasim.paths import SCENES
+from metasim.robosuite.success import goal_holds, task_view
 from metasim.scene import compile_file
 from metasim.scene.compile import CompiledScene, compile_scene
 from metasim.sim import get_backend

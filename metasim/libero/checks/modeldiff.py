@@ -21,14 +21,13 @@ Names (`ref_name`): metasim's robot and arena elements carry the prefixes `robot
 object's or fixture's root body is `<instance>` (LIBERO's `<instance>_main`) and an
 object's free joint `<instance>/free` (LIBERO's `<instance>_joint0`); everything below an
 instance is `<instance>_<name>` on both sides; the geom names robosuite generates for
-unnamed geoms count as unnamed (`GENERATED_GEOM`). Every difference is listed with its
-reason in `modeldiff_listed.LISTED` (mirrored by the table in docs/libero.md) or reported
-UNLISTED.
+unnamed geoms count as unnamed (`metasim.robosuite.checks.modeldiff_listed.generated`).
+Every difference is listed with its reason in `modeldiff_listed.LISTED` (mirrored by the
+table in docs/libero.md) or reported UNLISTED.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,11 +41,9 @@ from metasim.libero.reference.simulator import ReferenceSim
 from metasim.reference import modeldiff as engine
 from metasim.reference.mjtable import model_arrays
 from metasim.reference.modeldiff import Difference
+from metasim.robosuite.checks.modeldiff_listed import generated
 from metasim.scene.compile import ROBOT_PREFIX
 
-# robosuite names every unnamed geom of a part `<prefix>g<k>` (`<prefix>g<k>_vis` when
-# visual-only), k counting the part's unnamed geoms in file order.
-GENERATED_GEOM = re.compile(r"(^|_)g\d+(_vis)?$")
 SIDES = ("metasim (MuJoCo 4)", "reference (MuJoCo 3.17)")
 
 
@@ -96,10 +93,6 @@ def ref_name(kind: str, name: str, roots: dict[str, str]) -> str:
     return name
 
 
-def _generated(kind: str, name: str) -> bool:
-    return kind == "geom" and bool(GENERATED_GEOM.search(name))
-
-
 def compare(
     ours: dict[str, Any], ref: dict[str, Any], roots: dict[str, str]
 ) -> tuple[list[str], int, dict[str, str], list[Difference]]:
@@ -111,7 +104,7 @@ def compare(
         ref,
         lambda kind, n: ref_name(kind, n, roots),
         modeldiff_listed.reason_for,
-        anonymous=_generated,
+        anonymous=generated,
         sides=SIDES,
     )
 

@@ -20,6 +20,7 @@ import mujoco
 import numpy as np
 
 from metasim.policies.base import PolicyContext
+from metasim.robosuite.expert_machine import down_frame
 from metasim.scene.compile import CompiledScene
 
 NEAR = 0.25  # fixture geoms farther than this (x-y, from the object) are not checked
@@ -34,18 +35,6 @@ class Boxes:
     center: np.ndarray
     half: np.ndarray
     rot: np.ndarray
-
-
-def down_frame(closing: np.ndarray) -> np.ndarray:
-    """(..., 3, 3) grip-site frames pointing down with the fingers closing along the world
-    direction angle `closing` (...): x along the closing, z down (the Panda's home is
-    closing = pi/2, along world y)."""
-    c, s = np.cos(closing), np.sin(closing)
-    z = np.zeros_like(c)
-    return np.stack(
-        [np.stack([c, s, -z], -1), np.stack([s, -c, z], -1), np.stack([z, z, z - 1], -1)],
-        axis=-1,
-    )
 
 
 def _geom_box(m: mujoco.MjModel, d: mujoco.MjData, g: int) -> tuple[np.ndarray, np.ndarray]:

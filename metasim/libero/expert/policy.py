@@ -22,12 +22,7 @@ from typing import Any
 import numpy as np
 
 from metasim.envs.vec_env import CameraView
-from metasim.libero.expert.clearance import (
-    GripClearance,
-    down_frame,
-    overhang_escape,
-    world_aabb,
-)
+from metasim.libero.expert.clearance import GripClearance, overhang_escape, world_aabb
 from metasim.libero.expert.plan import (
     PINCH_WIDTHS,
     PlaceGoal,
@@ -37,6 +32,7 @@ from metasim.libero.expert.plan import (
 )
 from metasim.policies.base import PolicyContext, PolicyOptions, register_policy
 from metasim.policies.conventions import GRIPPERS
+from metasim.robosuite.expert_machine import down_frame
 from metasim.rotations import mat_to_axis_angle, quat_to_mat
 
 APPROACH, DESCEND, CLOSE, LIFT, CARRY, LOWER, RELEASE, RETREAT = range(8)

@@ -1,7 +1,7 @@
 """LIBERO's init states on a compiled metasim model: where each [time, qpos, qvel] row
-goes (LIBERO's joint layout -> metasim's joint names), which row an episode starts from,
-and whether a task's goal holds in one MjData state (as LIBERO's `_check_success` reads
-it)."""
+goes (LIBERO's joint layout -> metasim's joint names) and which row an episode starts
+from. Whether a task's goal holds in one MjData state is robosuite's reading
+(`metasim.robosuite.success.goal_holds`), which LIBERO's `_check_success` shares."""
 
 from __future__ import annotations
 
@@ -15,9 +15,7 @@ from metasim.errors import MetasimInputError
 from metasim.libero.importer.bddl import BddlProblem
 from metasim.libero.importer.scene import init_states_spec
 from metasim.scene.compile import CompiledScene
-from metasim.sim.base import Kinematics, geom_contacts
 from metasim.tasks.init_states import joint_addresses
-from metasim.tasks.predicates import TaskView, compile_predicate
 
 
 @dataclass(frozen=True)
@@ -55,24 +53,3 @@ def init_state_map(problem: BddlProblem, compiled: CompiledScene) -> InitStateMa
 def init_state_index(episode: int, n_states: int = 50) -> int:
     """Episode k starts from init state k mod 50, whatever env slot runs it."""
     return episode % n_states
-
-
-def task_view(data: mujoco.MjData) -> TaskView:
-    """A one-env TaskView (B = 1) of `data` as it is (nothing recomputed), contacts
-    included, for LIBERO's predicates (see `goal_holds`)."""
-    kin = Kinematics(
-        data.qpos[None].copy(),
-        data.qvel[None].copy(),
-        data.xpos[None].copy(),
-        data.xquat[None].copy(),
-        data.site_xpos[None].copy(),
-        data.site_xmat.reshape(1, -1, 3, 3).copy(),
-    )
-    return TaskView(kin, kin.body_pos.copy(), [geom_contacts(data)])
-
-
-def goal_holds(compiled: CompiledScene, data: mujoco.MjData) -> bool:
-    """Whether the task's success predicate holds in `data`: after mj_forward, of that
-    one state; right after mj_step, as LIBERO's `_check_success` reads robosuite's data."""
-    fn = compile_predicate(compiled.scene.task.success, compiled)
-    return bool(fn(task_view(data))[0])

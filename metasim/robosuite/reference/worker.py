@@ -1,5 +1,5 @@
 """robosuite's reference worker: runs INSIDE the reference virtualenv (.cache/libero-ref:
-robosuite 1.4.0 on MuJoCo 3.17, the venv LIBERO's reference uses), never in metasim's
+robosuite 1.4.0 on MuJoCo 3.17, which LIBERO's worker shares), never in metasim's
 process, and must not import metasim. Served by `metasim/reference/refwire.py`.
 
 One env at a time, built as robomimic builds its robosuite envs: `suite.make(task,
