@@ -101,6 +101,7 @@ class IsaacLabEnv:
         policy_terms: tuple[str, ...] = POLICY_TERMS,
         normalized_actions: bool = True,
         dense: bool = True,
+        max_episode_length: int | None = None,
     ) -> None:
         import torch
 
@@ -108,7 +109,9 @@ class IsaacLabEnv:
         env.autoreset, env.array_type = False, "numpy"
         self.num_envs = env.num_envs
         self.device = device or env.device
-        self.max_episode_length = int(env.max_episode_steps)
+        # Isaac Lab's episode_length_s, in control steps: at most the task's time limit
+        limit = int(env.max_episode_steps)
+        self.max_episode_length = min(max_episode_length or limit, limit)
         self.policy_keys = state_keys(env, policy_terms)
         self.critic_keys = state_keys(env, None)
         compiled = env.compiled

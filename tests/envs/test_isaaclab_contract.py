@@ -155,3 +155,18 @@ def test_skrl_isaaclab_wrapper(lift: IsaacLabEnv) -> None:
     assert obs.shape == (3, lift.single_observation_space["policy"].shape[0])
     obs, reward, terminated, truncated, _ = env.step(torch.zeros(3, lift.num_actions))
     assert reward.shape == (3, 1) and terminated.shape == (3, 1) and env.state().shape[0] == 3
+
+
+def test_a_shorter_episode_length_times_out_and_restarts() -> None:
+    """`max_episode_length` (Isaac Lab's episode_length_s, in steps) below the task's time
+    limit: every env times out at it and restarts, the metasim env with it."""
+    env = IsaacLabEnv(MetasimVectorEnv("lift_cube", num_envs=2), max_episode_length=3)
+    try:
+        env.reset(seed=0)
+        hold = torch.zeros(2, env.num_actions)
+        outs = [env.step(hold) for _ in range(3)]
+        assert [bool(o[3].any()) for o in outs] == [False, False, True]
+        assert outs[-1][4]["time_outs"].all() and (env.episode_length_buf == 0).all()
+        assert (env.env.episode_steps == 0).all()
+    finally:
+        env.close()
