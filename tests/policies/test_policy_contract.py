@@ -70,6 +70,17 @@ def _lerobot(stack: ExitStack, tmp: Path) -> dict[str, Any]:
     }
 
 
+def _torch_module(stack: ExitStack, tmp: Path) -> dict[str, Any]:
+    torch = pytest.importorskip("torch")
+
+    class Hold(torch.nn.Module):  # (B, D) state -> (B, 7): hold still, gripper open
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.cat([x[:, :6] * 0.0, torch.ones_like(x[:, :1])], dim=1)
+
+    torch.jit.save(torch.jit.script(Hold()), str(tmp / "hold.pt"))
+    return {"path": str(tmp / "hold.pt")}
+
+
 def _noop(stack: ExitStack, tmp: Path) -> dict[str, Any]:
     return {}
 
@@ -93,6 +104,7 @@ CASES: dict[str, Case] = {
     "openpi": _openpi,
     "http": _http,
     "lerobot": _lerobot,
+    "torch_module": _torch_module,
     "libero_expert": _libero_expert,
     "metaworld_expert": _metaworld_expert,
     "robosuite_expert": _robosuite_expert,
