@@ -30,6 +30,11 @@ cp .cache/devparts/entry_points.txt "$SP/metasim-0.1.0.dist-info/"
 echo "$PWD" > "$SP/metasim.pth"
 echo "installed in $(( $(date +%s) - t0 )) s"
 /tmp/w/bin/python -c "import warp as wp; wp.init(); print('cuda devices', wp.get_cuda_device_count())"
+# a real import of the package under the device's Python (3.12 on the device seen): its
+# version, metasim's modules and the MUJOCO_GL that metasim chose (metasim/gl.py)
+/tmp/w/bin/python -c "import os, sys, metasim, metasim.envs.vec_env, metasim.sim.warp
+print('python', sys.version.split()[0], 'metasim', metasim.__version__, 'MUJOCO_GL', os.environ['MUJOCO_GL'])" \
+    2>&1 | tee "$OUT/python_import.txt"
 export MUJOCO_GL=disable  # no EGL on the device; the warp path renders with its ray tracer
 WORLDS=("$@")
 [ ${#WORLDS[@]} -gt 0 ] || WORLDS=(1024 4096)

@@ -2,8 +2,10 @@
 
 import os
 
-# Offscreen rendering without a display: EGL (Mesa) unless the user chose otherwise.
-# Must be set before mujoco is first imported.
-os.environ.setdefault("MUJOCO_GL", "egl")
+from metasim.gl import choose_mujoco_gl
+
+# Offscreen rendering without a display: the user's MUJOCO_GL, else EGL where libEGL is
+# found, else OSMesa, else none (metasim.gl). Must be set before mujoco is first imported.
+choose_mujoco_gl(os.environ)
 
 __version__ = "0.1.0"

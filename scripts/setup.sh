@@ -7,7 +7,7 @@
 # metasim and its dev tools, and torch + torchvision (the [torch] extra: PyPI's CUDA build,
 # which runs on the CPU; the only torchvision whose ops load, see pyproject.toml).
 # METASIM_EXTRAS picks the extras (default: all that the tests exercise:
-# dev,torch,menagerie,mjx,warp,ray,stats,lerobot,recon,libero,rl; METASIM_EXTRAS=dev for a fast core-only install).
+# dev,torch,menagerie,mjx,warp,ray,stats,lerobot,smolvla,recon,libero,rl; METASIM_EXTRAS=dev for a fast core-only install).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,7 +31,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e ".[${METASIM_EXTRAS:-dev,torch,menagerie,mjx,warp,ray,stats,lerobot,recon,libero,rl}]"
+.venv/bin/python -m pip install -q -e ".[${METASIM_EXTRAS:-dev,torch,menagerie,mjx,warp,ray,stats,lerobot,smolvla,recon,libero,rl}]"
 # LeRobot (policy=lerobot, lerobot-train) cannot be a plain extra: every release pins
 # torch<2.11, which would replace the [torch] pair. The script installs it with --no-deps
 # plus exactly what its code imports, and checks torchvision's ops and LeRobotDataset load.

@@ -7,6 +7,7 @@ State is a batch of arrays with the env axis first. One `step` is one control st
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import mujoco
 import numpy as np
 
+from metasim.gl import check_gl
 from metasim.scene.compile import CompiledScene
 from metasim.sim.cameras import CameraRig, View
 
@@ -338,6 +340,7 @@ class Handler(ABC):
         h = height or self.compiled.camera_size(camera)[1]
         key = (w, h, depth)
         if key not in self._renderers:
+            check_gl(os.environ)  # NoOpenGL with a hint where metasim found no OpenGL
             self._renderers[key] = mujoco.Renderer(self.model, height=h, width=w)
             if depth:
                 self._renderers[key].enable_depth_rendering()
