@@ -22,9 +22,10 @@ import numpy as np
 from mujoco import mjx
 
 from metasim.scene.compile import CompiledScene
-from metasim.sim.base import Handler, Kinematics, SimState
+from metasim.sim.base import Handler
 from metasim.sim.mjx import batch
 from metasim.sim.mjx.support import CYLINDER_SIDES, StandIn, put_model
+from metasim.sim.state import Kinematics, SimState
 
 IMPLS = ("jax", "warp")
 

@@ -22,12 +22,13 @@ import mujoco
 import numpy as np
 
 from metasim.scene.compile import CompiledScene
-from metasim.sim.base import Handler, Kinematics, SimState, Substep, geom_contacts
+from metasim.sim.base import Handler
 from metasim.sim.mujoco.batched import BatchStepper
 from metasim.sim.mujoco.env_models import EnvModels
 from metasim.sim.mujoco.legacy import legacy_aref_needed, legacy_equality_aref
 from metasim.sim.mujoco.poses import PoseBuffers
 from metasim.sim.mujoco.rows import SPEC, default_threads, state_layout
+from metasim.sim.state import Kinematics, SimState, Substep, geom_contacts
 
 
 def _views(d: mujoco.MjData) -> tuple[np.ndarray, ...]:

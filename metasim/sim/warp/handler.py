@@ -35,9 +35,9 @@ import numpy as np
 import warp as wp
 
 from metasim.scene.compile import CompiledScene
-from metasim.sim.base import DeviceController, SimState, Substep, UnsupportedScene
 from metasim.sim.mujoco.handler import BackendHandler as NativeHandler
 from metasim.sim.mujoco.legacy import legacy_aref_needed
+from metasim.sim.state import DeviceController, SimState, Substep, UnsupportedScene
 from metasim.sim.warp import batch
 from metasim.sim.warp.fields import STATIC_POSE_FIELDS, place_static_geoms, set_world_field
 from metasim.sim.warp.kernels import pack_poses, pack_rest, pack_row
