@@ -1,7 +1,7 @@
 """Native MuJoCo backend: batched envs stepped on a thread pool with the GIL released.
 
 Each env's full integration state (time, qpos, qvel, act, warmstart, ctrl, ...) lives in
-one row of a (B, nstate) array (the batch's qpos and qvel are views of it). A worker
+one row of a (B, nstate) array (`host.py`, the host copy the warp backend shares). A worker
 thread (the calling one is worker 0) owns one scratch MjData and steps the envs it takes
 next: load the row (`mj_setState`), `mj_step(nstep=substeps)` (MuJoCo releases the GIL
 inside), store the row, refresh kinematics and copy the poses into shared (B, ...)
@@ -22,13 +22,11 @@ import mujoco
 import numpy as np
 
 from metasim.scene.compile import CompiledScene
-from metasim.sim.base import Handler
 from metasim.sim.mujoco.batched import BatchStepper
-from metasim.sim.mujoco.env_models import EnvModels
+from metasim.sim.mujoco.host import HostHandler
 from metasim.sim.mujoco.legacy import legacy_aref_needed, legacy_equality_aref
-from metasim.sim.mujoco.poses import PoseBuffers
 from metasim.sim.mujoco.rows import SPEC, default_threads, state_layout
-from metasim.sim.state import Kinematics, SimState, Substep, geom_contacts
+from metasim.sim.state import SimState, Substep, geom_contacts
 
 
 def _views(d: mujoco.MjData) -> tuple[np.ndarray, ...]:
@@ -36,36 +34,16 @@ def _views(d: mujoco.MjData) -> tuple[np.ndarray, ...]:
     return (d.qpos, d.qvel, d.xpos, d.xquat, d.site_xpos, d.site_xmat)
 
 
-class BackendHandler(Handler):
-    """`num_envs` flat states over one MjModel; per-env model edits are loaded into one
-    worker model per thread (`metasim.sim.mujoco.env_models`), never a copy per env."""
+class BackendHandler(HostHandler):
+    """`num_envs` flat states over one MjModel, stepped on `nthread` threads (the host
+    copy `HostHandler` holds is the state itself)."""
 
     supports_substep = True
-    supports_observe_substep = True
 
     def __init__(self, compiled: CompiledScene, num_envs: int, nthread: int | None = None) -> None:
-        super().__init__(compiled, num_envs)
-        m = self.model
-        self.nthread = max(1, min(nthread or default_threads(), num_envs))
-        self._env_models = EnvModels(m, compiled.spec, num_envs, self.nthread)
-        self._scratch = [mujoco.MjData(m) for _ in range(self.nthread)]
+        threads = max(1, min(nthread or default_threads(), num_envs))
+        super().__init__(compiled, num_envs, threads)
         self._pool = ThreadPoolExecutor(self.nthread - 1) if self.nthread > 1 else None
-        self._layout = state_layout(m)
-        blank = np.zeros(mujoco.mj_stateSize(m, SPEC))
-        mujoco.mj_resetData(m, self._scratch[0])
-        mujoco.mj_getState(m, self._scratch[0], blank, SPEC)
-        self._blank = blank  # eq_active, userdata and the rest as the model defines them
-        self._state = np.tile(blank, (num_envs, 1))
-        self.jacobian_sites: tuple[int, ...] = (compiled.index.ee_site,)
-        b = num_envs
-        self._qpos = self._state[:, self._layout["qpos"]]  # views: the state rows hold them
-        self._qvel = self._state[:, self._layout["qvel"]]
-        self._pose_block = PoseBuffers(self._scratch[0], b)  # one copy per MjData run
-        poses = self._pose_block.arrays
-        self._body_pos, self._body_quat, self._site_pos, self._site_mat = poses
-        self._jac = {s: np.zeros((b, 6, m.nv)) for s in self.jacobian_sites}
-        self._ctrl = np.zeros((b, m.nu))
-        self._contacts = [np.zeros((0, 2), dtype=np.int64)] * b
         self._substep: Substep | None = None
         # physics.equality_jdotv: false: step through mj_step1/2 (legacy_equality_aref)
         self._legacy_aref = legacy_aref_needed(compiled)
@@ -74,27 +52,9 @@ class BackendHandler(Handler):
         self._env_data: list[mujoco.MjData] | None = None
         self._env_views: list[tuple[np.ndarray, ...]] = []
         self._env_pairs: list[tuple] = []
-        self._batch_buffers: tuple[np.ndarray, ...] = (self._qpos, self._qvel, *poses)
-        site_mat = self._site_mat.reshape(b, -1, 3, 3)
-        pos, quat, site_pos = self._body_pos, self._body_quat, self._site_pos
-        self._kinematics = Kinematics(self._qpos, self._qvel, pos, quat, site_pos, site_mat)
-        # The poses mj_step leaves (those of the state its last substep started from, the
-        # state of its contacts), kept for the success check (`step_kinematics`).
-        self._step_block = PoseBuffers(self._scratch[0], b)
-        self._step_poses = self._step_block.arrays
-        pos, quat, site_pos, site_mat = self._step_poses
-        self._step_kinematics = Kinematics(
-            self._qpos, self._qvel, pos, quat, site_pos, site_mat.reshape(b, -1, 3, 3)
-        )
         self._scratch_views = [_views(d) for d in self._scratch]
         self._scratch_pairs = [self._pairs(d) for d in self._scratch]
         self._jacs = [(site, [(j[:3], j[3:]) for j in jac]) for site, jac in self._jac.items()]
-        # The observation instant's copies (`set_observe_substep`), made when one is set:
-        # the state row the observed substep started from (rendered from) and the joint
-        # state and poses mj_step left after it (buffers in `_batch_buffers`' order).
-        self._obs_rows: np.ndarray = np.zeros((0, self._state.shape[1]))
-        self._obs_buffers: tuple[np.ndarray, ...] = ()
-        self._obs_kinematics = self._kinematics
         self.reset(np.arange(num_envs), self.default_state(num_envs))
 
     # ------------------------------------------------------------ stepping
@@ -119,14 +79,6 @@ class BackendHandler(Handler):
         """Copy env i's joint state and poses as the observed substep's mj_step left them."""
         for dst, src in zip(self._obs_buffers, views, strict=True):
             dst[i] = src
-
-    def _observe_substep_set(self) -> None:
-        on = self.observe_substep is not None  # until the next step: the current state's
-        self._obs_rows = self._state.copy() if on else self._obs_rows[:0]
-        self._obs_buffers = tuple(a.copy() for a in self._batch_buffers) if on else ()
-        qpos, qvel, pos, quat, site_pos, site_mat = self._obs_buffers or self._batch_buffers
-        site_mat = site_mat.reshape(self.num_envs, -1, 3, 3)
-        self._obs_kinematics = Kinematics(qpos, qvel, pos, quat, site_pos, site_mat)
 
     def _substeps_of(self, m: mujoco.MjModel, d: mujoco.MjData, i: int, tid: int) -> None:
         """Env i's control step in `d`: one mj_step call of all substeps when nothing runs
@@ -290,31 +242,10 @@ class BackendHandler(Handler):
                 dst[i] = src
             self._refresh_from(i, model_for(i), d, self._env_pairs[i])
 
-    def _mocap_columns(self, field: str, ids: np.ndarray, width: int) -> np.ndarray:
-        """Columns (k * width,) of the flat state rows that hold `field` of mocap `ids`."""
-        start = self._layout[field].start
-        return (start + width * ids[:, None] + np.arange(width)).ravel()
-
-    def _set_mocap(self, ids: np.ndarray, pos: np.ndarray, quat: np.ndarray | None) -> None:
-        """Write the targets into every env's state row (one vectorised write; `_work`
-        loads the rows before the substeps)."""
-        b = self.num_envs
-        self._state[:, self._mocap_columns("mocap_pos", ids, 3)] = pos.reshape(b, -1)
-        if quat is not None:
-            self._state[:, self._mocap_columns("mocap_quat", ids, 4)] = quat.reshape(b, -1)
-
-    def contacts(self) -> list[np.ndarray]:
-        if not self.track_contacts:
-            raise ValueError("contacts are reported only with track_contacts set")
-        return list(self._contacts)
-
     # ------------------------------------------------------------ state
 
     def _reset(self, env_ids: np.ndarray, state: SimState) -> None:
-        rows = np.tile(self._blank, (len(env_ids), 1))
-        for name, cols in self._layout.items():
-            rows[:, cols] = np.asarray(getattr(state, name)).reshape(len(env_ids), -1)
-        self._state[env_ids] = rows
+        self._state[env_ids] = self._rows_of(state, len(env_ids))
         self._ctrl[env_ids] = state.ctrl
         ids = [int(i) for i in env_ids]
         if not self._env_models.edited:
@@ -325,65 +256,12 @@ class BackendHandler(Handler):
         finally:
             self._env_models.restore()
 
-    def _get_state(self) -> SimState:
-        s, lay, b, m = self._state, self._layout, self.num_envs, self.model
-        return SimState(
-            time=s[:, lay["time"]][:, 0].copy(),
-            qpos=s[:, lay["qpos"]].copy(),
-            qvel=s[:, lay["qvel"]].copy(),
-            act=s[:, lay["act"]].copy(),
-            ctrl=s[:, lay["ctrl"]].copy(),
-            qacc_warmstart=s[:, lay["qacc_warmstart"]].copy(),
-            mocap_pos=s[:, lay["mocap_pos"]].reshape(b, m.nmocap, 3).copy(),
-            mocap_quat=s[:, lay["mocap_quat"]].reshape(b, m.nmocap, 4).copy(),
-        )
-
-    def kinematics(self) -> Kinematics:
-        return self._kinematics  # views of the batch buffers, which steps update in place
-
-    def step_kinematics(self) -> Kinematics:
-        return self._step_kinematics  # (see Handler.step_kinematics), updated in place
-
-    def observed_kinematics(self) -> Kinematics:
-        return self._obs_kinematics  # (see Handler.set_observe_substep), updated in place
-
-    def site_jacobian(self, site: int) -> np.ndarray:
-        if site in self._jac:
-            return self._jac[site]
-        out, d = np.zeros((self.num_envs, 6, self.model.nv)), self._scratch[0]
-        for i in range(self.num_envs):
-            m = self._env_models.model_for(i)
-            mujoco.mj_setState(m, d, self._state[i], SPEC)
-            mujoco.mj_kinematics(m, d)
-            mujoco.mj_comPos(m, d)
-            mujoco.mj_jacSite(m, d, out[i, :3], out[i, 3:], site)
-        self._env_models.restore()
-        return out
-
-    def _apply(self, field: str, index: int, values: np.ndarray) -> None:
-        self._env_models.set(field, index, values)
-
-    def model_values(self, field: str, index: int) -> np.ndarray | None:
-        """(B, ...) each env's values of a model row edited per env (None: not edited)."""
-        return self._env_models.values(field, 0 if field == "gravity" else index)
-
-    def _rendered(self) -> None:  # (each env's frame drew on the scene's model, its edits in)
-        self._env_models.restore()
-
-    # ------------------------------------------------------------ rendering
-
-    def _render_data(
-        self, env: int, observed: bool = False
-    ) -> tuple[mujoco.MjModel, mujoco.MjData]:
-        m, d = self._env_models.model_for(env), self._scratch[0]
-        rows = self._obs_rows if observed and self._obs_buffers else self._state
-        mujoco.mj_setState(m, d, rows[env], SPEC)
-        mujoco.mj_kinematics(m, d)
-        return m, d
-
     def close(self) -> None:
         self._batch = None  # (its threads go with it)
         if self._pool is not None:
             self._pool.shutdown(wait=False)
             self._pool = None
         super().close()
+
+
+__all__ = ["SPEC", "BackendHandler", "default_threads", "state_layout"]

@@ -35,7 +35,7 @@ import numpy as np
 import warp as wp
 
 from metasim.scene.compile import CompiledScene
-from metasim.sim.mujoco.handler import BackendHandler as NativeHandler
+from metasim.sim.mujoco.host import HostHandler
 from metasim.sim.mujoco.legacy import legacy_aref_needed
 from metasim.sim.state import DeviceController, SimState, Substep, UnsupportedScene
 from metasim.sim.warp import batch
@@ -52,7 +52,7 @@ from metasim.sim.warp.support import (
 )
 
 
-class BackendHandler(NativeHandler):
+class BackendHandler(HostHandler):
     """Batched MuJoCo Warp worlds. Options: `device` (a Warp device name, default CUDA if
     present else "cpu"); `nconmax` contacts and `njmax` constraint rows per world (default:
     16 and 8 times the scene's reference configuration's, at least 512 and 1,024; a
@@ -71,6 +71,7 @@ class BackendHandler(NativeHandler):
         graph: bool = True,
     ) -> None:
         del nthread  # the device steps every world at once
+        super().__init__(compiled, num_envs, 1)  # the host copy: rendering, jacobians
         self.device = pick_device(device)
         model = compiled.model
         # True: the scene asks for weld rows without J̇v, which MuJoCo Warp adds: each
@@ -114,7 +115,7 @@ class BackendHandler(NativeHandler):
         self.graph = graph and self.device.startswith("cuda")
         self._graphs: dict[bool, Any] = {}
         self.singular = np.zeros(num_envs, dtype=bool)  # OSC met a singular J M⁻¹ Jᵀ
-        super().__init__(compiled, num_envs, nthread=1)  # resets every env (on the device)
+        self.reset(np.arange(num_envs), self.default_state(num_envs))  # on the device
 
     # ------------------------------------------------------------ stepping
 
@@ -330,11 +331,8 @@ class BackendHandler(NativeHandler):
     # ------------------------------------------------------------ state
 
     def _reset(self, env_ids: np.ndarray, state: SimState) -> None:
-        rows = np.tile(self._blank, (len(env_ids), 1))
-        for name, cols in self._layout.items():
-            rows[:, cols] = np.asarray(getattr(state, name)).reshape(len(env_ids), -1)
         full = self._state.copy()
-        full[env_ids] = rows
+        full[env_ids] = self._rows_of(state, len(env_ids))
         self._ctrl[env_ids] = state.ctrl
         active = np.zeros(self.num_envs, dtype=bool)
         active[env_ids] = True
@@ -356,11 +354,6 @@ class BackendHandler(NativeHandler):
             self._read_contacts()
         fresh, reset = self._contacts, set(env_ids.tolist())
         self._contacts = [fresh[i] if i in reset else keep[i] for i in range(len(keep))]
-
-    def site_jacobian(self, site: int) -> np.ndarray:
-        if site in self._jac:
-            return self._jac[site]
-        return super().site_jacobian(site)  # other sites: from the host rows (off the step)
 
     # ------------------------------------------------------------ model edits
 
