@@ -17,7 +17,9 @@ import numpy as np
 from metasim.scene.compile import CompiledScene
 from metasim.sim.cameras import CameraRig, View, make_rig
 from metasim.sim.state import (
+    INSTANTS,
     DeviceController,
+    Instant,
     Kinematics,
     ModelEdit,
     SimState,
@@ -38,7 +40,7 @@ class Handler(ABC):
     report each env's active contacts after every step and reset. `set_mocap` moves
     mocap bodies between control steps (mocap-driven arms such as Meta-World's).
     `supports_observe_substep`: whether `set_observe_substep` can take observations
-    inside the control step (`observed_kinematics`, `render(observed=True)`).
+    inside the control step (`kinematics(at="observed")`, `render(observed=True)`).
 
     Every backend's constructor takes `nthread` (threads stepping the envs; None: the
     backend's default) and sets `self.nthread` to what it uses (1 where the device
@@ -181,22 +183,33 @@ class Handler(ABC):
             self._rigs.remove(rig)
         rig.close()
 
-    @abstractmethod
-    def kinematics(self) -> Kinematics: ...
+    def kinematics(self, at: Instant = "forward") -> Kinematics:
+        """The joint state and poses of one instant of the last control step (after a
+        reset, the reset state's at every instant): read-only views the handler updates
+        in place. `at` (`INSTANTS`; a scene names the ones it reads, e.g.
+        `task.success_reads`):
 
-    def step_kinematics(self) -> Kinematics:
-        """What success predicates read: body and site poses of ONE physics state, the
-        state the last physics substep started from, whose collision pass `contacts()`
-        reports; qpos and qvel after that substep. It is what MuJoCo's data holds right
-        after mj_step, and what robosuite's env.step leaves for LIBERO's `_check_success`
-        (it calls no mj_forward after the last substep). After a reset: the reset state's
-        kinematics. A backend that keeps no such copy returns `kinematics()` (and then
-        reports contacts of that same state)."""
-        return self.kinematics()
+        - "forward": after the step, the kinematics computed forward from its final state.
+        - "step": what success predicates read: body and site poses of ONE physics state,
+          the state the last physics substep started from, whose collision pass
+          `contacts()` reports; qpos and qvel after that substep. It is what MuJoCo's data
+          holds right after mj_step, and what robosuite's env.step leaves for LIBERO's
+          `_check_success` (it calls no mj_forward after the last substep).
+        - "observed": the observation instant (`set_observe_substep`); without one,
+          "forward"'s.
+
+        A backend that keeps no copy of an instant gives "forward"'s (and then reports
+        contacts of that same state)."""
+        if at not in INSTANTS:
+            raise ValueError(f"kinematics at must be one of {INSTANTS}, got {at!r}")
+        return self._kinematics(at)
+
+    @abstractmethod
+    def _kinematics(self, at: Instant) -> Kinematics: ...
 
     def set_observe_substep(self, substep: int | None) -> None:
         """Take observations at the physics substep `substep` (1-based) of every control
-        step from now on: `observed_kinematics()` and `render(observed=True)` then show
+        step from now on: `kinematics(at="observed")` and `render(observed=True)` then show
         what MuJoCo's data holds right after that substep's mj_step (joint state after
         `substep` substeps; body, site and camera poses of the state the substep started
         from, which mj_step computes before integrating). After a reset, the reset state's.
@@ -219,11 +232,6 @@ class Handler(ABC):
 
     def _observe_substep_set(self) -> None:  # noqa: B027  (a hook: most backends need none)
         """Hook: `observe_substep` changed (a backend that supports it resets its copies)."""
-
-    def observed_kinematics(self) -> Kinematics:
-        """The kinematics of the observation instant (`set_observe_substep`); without
-        one, `kinematics()`."""
-        return self.kinematics()
 
     @abstractmethod
     def site_jacobian(self, site: int) -> np.ndarray:
@@ -305,8 +313,10 @@ class Handler(ABC):
 
 
 __all__ = [
+    "INSTANTS",
     "DeviceController",
     "Handler",
+    "Instant",
     "Kinematics",
     "ModelEdit",
     "SimState",

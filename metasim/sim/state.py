@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import mujoco
 import numpy as np
@@ -59,6 +59,11 @@ class Kinematics:
     site_mat: np.ndarray
 
 
+# The instants of a control step whose kinematics a handler gives (`Handler.kinematics`)
+Instant = Literal["forward", "step", "observed"]
+INSTANTS: tuple[Instant, ...] = ("forward", "step", "observed")
+
+
 class UnsupportedScene(ValueError):
     """The backend cannot simulate this scene; the message names the feature and element."""
 
@@ -106,7 +111,9 @@ def geom_contacts(data: mujoco.MjData) -> np.ndarray:
 
 
 __all__ = [
+    "INSTANTS",
     "DeviceController",
+    "Instant",
     "Kinematics",
     "ModelEdit",
     "SimState",

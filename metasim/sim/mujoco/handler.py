@@ -8,9 +8,11 @@ inside), store the row, refresh kinematics and copy the poses into shared (B, ..
 buffers (one copy per run of them in the MjData: `poses.py`). One MjData per thread
 keeps the working set in cache (as `mujoco.rollout` does: ~1.5x faster here than
 round-robin over per-env MjData) and memory flat in `num_envs`; the result is bitwise
-the same as stepping each env continuously. A plain step (nothing between substeps, no
-contacts reported, no per-env edit) runs the same way inside MuJoCo's own batch
-(`batched.py`): no Python between envs.
+the same as stepping each env continuously. What runs between the substeps (a host
+controller, the legacy weld aref, the observation instant) is the step's schedule
+(`schedule.py`), which every path reads: a step with an empty one (no contacts
+reported, no per-env edit) runs inside MuJoCo's own batch (`batched.py`: no Python
+between envs); a controller that runs for all envs at once steps them in lockstep.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from metasim.sim.mujoco.batched import BatchStepper
 from metasim.sim.mujoco.host import HostHandler
 from metasim.sim.mujoco.legacy import legacy_aref_needed, legacy_equality_aref
 from metasim.sim.mujoco.rows import SPEC, default_threads, state_layout
+from metasim.sim.schedule import Schedule, schedule
 from metasim.sim.state import SimState, Substep, geom_contacts
 
 
@@ -47,7 +50,8 @@ class BackendHandler(HostHandler):
         self._substep: Substep | None = None
         # physics.equality_jdotv: false: step through mj_step1/2 (legacy_equality_aref)
         self._legacy_aref = legacy_aref_needed(compiled)
-        self._batch: BatchStepper | None = None  # MuJoCo's batch for plain steps (_stepper)
+        self._batch: BatchStepper | None = None  # MuJoCo's batch (_stepper)
+        self._plan = schedule(self.substeps, None, self._legacy_aref, False, False)
         # one MjData per env, for stepping all envs substep by substep (see _lockstep)
         self._env_data: list[mujoco.MjData] | None = None
         self._env_views: list[tuple[np.ndarray, ...]] = []
@@ -80,33 +84,22 @@ class BackendHandler(HostHandler):
         for dst, src in zip(self._obs_buffers, views, strict=True):
             dst[i] = src
 
-    def _substeps_of(self, m: mujoco.MjModel, d: mujoco.MjData, i: int, tid: int) -> None:
-        """Env i's control step in `d`: one mj_step call of all substeps when nothing runs
-        between them (no host controller, no legacy aref, no observation instant)."""
-        substep, legacy, obs = self._substep, self._legacy_aref, self.observe_substep
-        if substep is None and not legacy:
-            if obs is None:
-                mujoco.mj_step(m, d, nstep=self.substeps)
-                return
-            if obs > 1:
-                mujoco.mj_step(m, d, nstep=obs - 1)
-            mujoco.mj_getState(m, d, self._obs_rows[i], SPEC)
-            mujoco.mj_step(m, d)
-            self._keep_observed(i, self._scratch_views[tid])
-            if obs < self.substeps:
-                mujoco.mj_step(m, d, nstep=self.substeps - obs)
-            return
-        # a host controller writes each substep's ctrl (osc_pose)
-        for k in range(1, self.substeps + 1):
-            if k == obs:
+    def _run_ops(self, m: mujoco.MjModel, d: mujoco.MjData, i: int, tid: int) -> None:
+        """Env i's control step in `d`: the schedule's operations (`schedule.py`)."""
+        plan, substep = self._plan, self._substep
+        for op, k in plan.ops:
+            if op == "steps":
+                mujoco.mj_step(m, d, nstep=k)
+            elif op == "split":  # a host controller writes each substep's ctrl (osc_pose)
+                mujoco.mj_step1(m, d)
+                if plan.legacy_aref:
+                    legacy_equality_aref(m, d)
+                if substep is not None:
+                    substep(i, k, m, d)
+                mujoco.mj_step2(m, d)
+            elif op == "mark":
                 mujoco.mj_getState(m, d, self._obs_rows[i], SPEC)
-            mujoco.mj_step1(m, d)
-            if legacy:
-                legacy_equality_aref(m, d)
-            if substep is not None:
-                substep(i, k - 1, m, d)
-            mujoco.mj_step2(m, d)
-            if k == obs:
+            else:  # "keep"
                 self._keep_observed(i, self._scratch_views[tid])
 
     def _work(self, envs: Iterator[int], tid: int) -> None:
@@ -119,19 +112,23 @@ class BackendHandler(HostHandler):
             self._ctrl,
         )
         ctrl = self._layout["ctrl"]
-        model_for, substeps, n = self._env_models.model_for, self._substeps_of, self.substeps
-        plain = self._substep is None and not self._legacy_aref and self.observe_substep is None
+        model_for, run_ops, n, plan = (
+            self._env_models.model_for,
+            self._run_ops,
+            self.substeps,
+            self._plan,
+        )
         for i in envs:
             m = model_for(i, tid)
             row = state[i]
             row[ctrl] = ctrls[i]
             mujoco.mj_setState(m, d, row, SPEC)
-            if plain:  # one mj_step call of all substeps: nothing runs between them
+            if plan.empty:  # one mj_step call of all substeps: nothing runs between them
                 mujoco.mj_step(m, d, nstep=n)
             else:
-                substeps(m, d, i, tid)
+                run_ops(m, d, i, tid)
             mujoco.mj_getState(m, d, row, SPEC)
-            if self.track_contacts:  # those of the last substep's collision pass
+            if plan.contacts:  # those of the last substep's collision pass
                 self._contacts[i] = geom_contacts(d)
             for dst, src in pairs[0]:  # the poses as mj_step left them, before the refresh
                 dst[i] = src
@@ -169,17 +166,44 @@ class BackendHandler(HostHandler):
             self._env_models.restore()
 
     def _step(self, ctrl: np.ndarray) -> None:
+        self._advance(ctrl, None)
+
+    def _step_with(self, ctrl: np.ndarray, substep: Substep) -> None:
+        self._advance(ctrl, substep)
+
+    def _advance(self, ctrl: np.ndarray, substep: Substep | None) -> None:
+        """One control step. Its schedule (`schedule.py`) says what runs between the
+        substeps; the path: MuJoCo's batch when nothing does (no contacts reported, no env's
+        model edited), the lockstep for a controller that runs for all envs at once, else
+        the per-env loop on the thread pool."""
+        plan = schedule(
+            self.substeps,
+            self.observe_substep,
+            self._legacy_aref,
+            substep is not None,
+            self.track_contacts,
+        )
         self._ctrl[:] = ctrl
-        if (stepper := self._stepper()) is None:
-            self._run(self._work, range(self.num_envs))
+        batch = getattr(substep, "batch", None)
+        if batch is not None and self.num_envs > 1:
+            try:
+                self._lockstep(plan, batch)
+            finally:
+                self._env_models.restore()
             return
-        self._state[:, self._layout["ctrl"]] = self._ctrl
-        stepper.step(self._state, self.substeps)
+        if plan.empty and not plan.contacts and (stepper := self._stepper()) is not None:
+            self._state[:, self._layout["ctrl"]] = self._ctrl
+            stepper.step(self._state, self.substeps)
+            return
+        self._substep, self._plan = substep, plan
+        try:
+            self._run(self._work, range(self.num_envs))
+        finally:
+            self._substep = None
 
     def _stepper(self) -> BatchStepper | None:
-        """MuJoCo's batch for a plain step of unedited envs (made on first use; batched.py)."""
-        if self._substep or self._legacy_aref or self.observe_substep or self.track_contacts:
-            return None
+        """MuJoCo's batch for a step with an empty schedule, of unedited envs (made on
+        first use; batched.py)."""
         if self._env_models.edited:
             return None
         if self._batch is None:
@@ -187,26 +211,12 @@ class BackendHandler(HostHandler):
             self._batch = BatchStepper(self.model, self.num_envs, self.nthread, *arrays)
         return self._batch
 
-    def _step_with(self, ctrl: np.ndarray, substep: Substep) -> None:
-        batch = getattr(substep, "batch", None)
-        if batch is not None and self.num_envs > 1:
-            self._ctrl[:] = ctrl
-            try:
-                self._lockstep(batch)
-            finally:
-                self._env_models.restore()
-            return
-        self._substep = substep
-        try:
-            self._step(ctrl)
-        finally:
-            self._substep = None
-
-    def _lockstep(self, batch: Callable[..., None]) -> None:
+    def _lockstep(self, plan: Schedule, batch: Callable[..., None]) -> None:
         """One control step of all envs together, substep by substep, each env in its own
-        MjData (made on first use): mj_step1 of every env, the controller's `batch` for all
-        at once, mj_step2 of every env: the same operations per env as stepping envs one at
-        a time, the controller's math once per substep (it holds the GIL anyway)."""
+        MjData (made on first use): the schedule's operations with mj_step1 of every env,
+        the controller's `batch` for all at once, mj_step2 of every env for each substep:
+        the same operations per env as stepping envs one at a time, the controller's math
+        once per substep (it holds the GIL anyway)."""
         if self._env_data is None:
             self._env_data = [mujoco.MjData(self.model) for _ in range(self.num_envs)]
             self._env_views = [_views(d) for d in self._env_data]
@@ -218,25 +228,26 @@ class BackendHandler(HostHandler):
             mujoco.mj_setState(base, d, self._state[i], SPEC)
         # The controller reads only the model's tree (mj_jacSite, mj_fullM), which no
         # per-env edit changes: one model for all (with the last env's edits loaded).
-        models, obs = [model_for(0)] * len(datas), self.observe_substep
-        for k in range(self.substeps):
-            if k + 1 == obs:  # the state the observed substep starts from
+        models = [model_for(0)] * len(datas)
+        for op, k in plan.ops:  # (a controller's schedule splits every substep)
+            if op == "split":
+                for i, d in enumerate(datas):
+                    m = model_for(i)
+                    mujoco.mj_step1(m, d)
+                    if plan.legacy_aref:
+                        legacy_equality_aref(m, d)
+                batch(k, models, datas)
+                for i, d in enumerate(datas):
+                    mujoco.mj_step2(model_for(i), d)
+            elif op == "mark":  # the state the observed substep starts from
                 for i, d in enumerate(datas):
                     mujoco.mj_getState(base, d, self._obs_rows[i], SPEC)
-            for i, d in enumerate(datas):
-                m = model_for(i)
-                mujoco.mj_step1(m, d)
-                if self._legacy_aref:
-                    legacy_equality_aref(m, d)
-            batch(k, models, datas)
-            for i, d in enumerate(datas):
-                mujoco.mj_step2(model_for(i), d)
-            if k + 1 == obs:
+            elif op == "keep":
                 for i in range(len(datas)):
                     self._keep_observed(i, self._env_views[i])
         for i, d in enumerate(datas):
             mujoco.mj_getState(base, d, self._state[i], SPEC)
-            if self.track_contacts:  # those of the last substep's collision pass
+            if plan.contacts:  # those of the last substep's collision pass
                 self._contacts[i] = geom_contacts(d)
             for dst, src in self._env_pairs[i][0]:  # the poses as mj_step left them
                 dst[i] = src

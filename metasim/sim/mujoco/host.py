@@ -3,7 +3,7 @@
 Each env's full integration state (time, qpos, qvel, act, warmstart, ctrl, ...) is one
 row of a (B, nstate) array (`rows.py`; the batch's qpos and qvel are views of it), beside
 (B, ...) buffers of the poses the env reads: after the step, as the last substep's
-mj_step left them (`step_kinematics`), and at the observation instant. The native
+mj_step left them (`kinematics(at="step")`), and at the observation instant. The native
 backend steps the rows themselves; the warp backend steps on its device and copies its
 state into them after each step. Both render with MuJoCo's renderer from the rows, with
 each env's model edits loaded into the scene's model (`env_models.py`).
@@ -19,7 +19,7 @@ from metasim.sim.base import Handler
 from metasim.sim.mujoco.env_models import EnvModels
 from metasim.sim.mujoco.poses import PoseBuffers
 from metasim.sim.mujoco.rows import SPEC, state_layout
-from metasim.sim.state import Kinematics, SimState
+from metasim.sim.state import Instant, Kinematics, SimState
 
 
 class HostHandler(Handler):
@@ -51,9 +51,9 @@ class HostHandler(Handler):
         self._ctrl = np.zeros((b, m.nu))
         self._contacts = [np.zeros((0, 2), dtype=np.int64)] * b
         self._batch_buffers: tuple[np.ndarray, ...] = (self._qpos, self._qvel, *poses)
-        self._kinematics = self._kinematics_of(self._batch_buffers)
+        self._forward_kinematics = self._kinematics_of(self._batch_buffers)
         # The poses mj_step leaves (those of the state its last substep started from, the
-        # state of its contacts), kept for the success check (`step_kinematics`).
+        # state of its contacts), kept for the success check (`kinematics(at="step")`).
         self._step_block = PoseBuffers(self._scratch[0], b)
         self._step_poses = self._step_block.arrays
         self._step_kinematics = self._kinematics_of((self._qpos, self._qvel, *self._step_poses))
@@ -62,7 +62,8 @@ class HostHandler(Handler):
         # state and poses mj_step left after it (buffers in `_batch_buffers`' order).
         self._obs_rows: np.ndarray = np.zeros((0, self._state.shape[1]))
         self._obs_buffers: tuple[np.ndarray, ...] = ()
-        self._obs_kinematics = self._kinematics
+        self._obs_kinematics = self._forward_kinematics
+        self._instants = self._instants_now()
 
     def _kinematics_of(self, buffers: tuple[np.ndarray, ...]) -> Kinematics:
         """A `Kinematics` of views of (qpos, qvel, body pos, body quat, site pos, site mat)."""
@@ -75,6 +76,12 @@ class HostHandler(Handler):
         self._obs_rows = self._state.copy() if on else self._obs_rows[:0]
         self._obs_buffers = tuple(a.copy() for a in self._batch_buffers) if on else ()
         self._obs_kinematics = self._kinematics_of(self._obs_buffers or self._batch_buffers)
+        self._instants = self._instants_now()
+
+    def _instants_now(self) -> dict[str, Kinematics]:
+        """`kinematics(at)`'s views: after the step, as mj_step left them, observed."""
+        kin, step, obs = self._forward_kinematics, self._step_kinematics, self._obs_kinematics
+        return {"forward": kin, "step": step, "observed": obs}
 
     # ------------------------------------------------------------ state
 
@@ -116,14 +123,8 @@ class HostHandler(Handler):
             raise ValueError("contacts are reported only with track_contacts set")
         return list(self._contacts)
 
-    def kinematics(self) -> Kinematics:
-        return self._kinematics  # views of the batch buffers, which steps update in place
-
-    def step_kinematics(self) -> Kinematics:
-        return self._step_kinematics  # (see Handler.step_kinematics), updated in place
-
-    def observed_kinematics(self) -> Kinematics:
-        return self._obs_kinematics  # (see Handler.set_observe_substep), updated in place
+    def _kinematics(self, at: Instant) -> Kinematics:
+        return self._instants[at]  # views of the buffers, which steps update in place
 
     def site_jacobian(self, site: int) -> np.ndarray:
         if site in self._jac:

@@ -37,6 +37,7 @@ import warp as wp
 from metasim.scene.compile import CompiledScene
 from metasim.sim.mujoco.host import HostHandler
 from metasim.sim.mujoco.legacy import legacy_aref_needed
+from metasim.sim.schedule import schedule
 from metasim.sim.state import DeviceController, SimState, Substep, UnsupportedScene
 from metasim.sim.warp import batch
 from metasim.sim.warp.fields import STATIC_POSE_FIELDS, place_static_geoms, set_world_field
@@ -124,21 +125,24 @@ class BackendHandler(HostHandler):
         self._wd.ctrl.assign(ctrl.astype(np.float32))
 
     def _substeps(self, ctl: DeviceController | None) -> None:
+        """The control step's schedule (`metasim.sim.schedule`) on the device."""
         m, d = self._wm, self._wd
         obs = self.observe_substep if self._wobs is not None else None
-        for k in range(self.substeps):
-            if k + 1 == obs:  # the state the observed substep starts from
-                mjw.get_state(m, d, self._wobs[0], int(batch.SPEC))  # type: ignore[index]
-            if ctl is None and not self.legacy_aref:
-                mjw.step(m, d)
-            else:
+        plan = schedule(self.substeps, obs, self.legacy_aref, ctl is not None, False)
+        for op, k in plan.ops:
+            if op == "steps":
+                for _ in range(k):
+                    mjw.step(m, d)
+            elif op == "split":
                 mjw.step1(m, d)
                 if self.legacy_aref:
                     self._rewrite_weld_aref()
                 if ctl is not None:
                     ctl.substep(k, d)
                 mjw.step2(m, d)
-            if k + 1 == obs:  # the data right after it: poses of that state, joints after
+            elif op == "mark":  # the state the observed substep starts from
+                mjw.get_state(m, d, self._wobs[0], int(batch.SPEC))  # type: ignore[index]
+            else:  # "keep": the data right after it: poses of that state, joints after
                 self._pack_poses(self._at_obs, d)
                 mjw.get_state(m, d, self._wobs[1], int(batch.SPEC))  # type: ignore[index]
 
