@@ -280,7 +280,7 @@ def test_eval_on_an_unsupported_scene_exits_2(tmp_path: Any, capsys: Any) -> Non
 
 
 def test_step_kinematics_match_native(lift_scene: Any, mjx_lift: Any) -> None:
-    """What success predicates read (`step_kinematics`: the poses the last substep
+    """What success predicates read (`kinematics(at="step")`: the poses the last substep
     computed, of the state before its integration) agrees with native MuJoCo's, and is
     not the post-step kinematics."""
     native = get_backend("mujoco").launch(lift_scene, 2, nthread=1)

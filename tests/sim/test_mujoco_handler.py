@@ -168,7 +168,7 @@ def _plain_steps(compiled, state, env, ctrls, observe):
 @pytest.mark.parametrize("observe", [1, 3])
 @pytest.mark.parametrize("controller", ["none", "host", "batch"])
 def test_observe_substep_shows_the_data_right_after_that_substep(lift_scene, observe, controller):
-    """With an observation instant k, observed_kinematics() is MuJoCo's data right after
+    """With an observation instant k, kinematics(at="observed") is MuJoCo's data right after
     the k-th mj_step (qpos after it, poses of the state it started from), and
     render(observed=True) renders those poses; the physics is bitwise unchanged."""
     assert lift_scene.substeps > 3
