@@ -61,6 +61,8 @@ class BackendHandler(HostHandler):
     accepted as every backend's is (the device parallelizes: 1); `graph` (default on) replays
     each control step's substeps as one captured CUDA graph on a CUDA device."""
 
+    supports_substep = True  # a controller with a device side (osc_pose) runs on the device
+
     def __init__(
         self,
         compiled: CompiledScene,
