@@ -276,7 +276,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         # (the last substep's), as LIBERO's done after robosuite's env.step reads them.
         # A benchmark whose env runs mj_forward after the substeps (Meta-World) reads the
         # poses of the state after them (`task.success_reads: forward`).
-        read = kin if self.task.success_reads == "forward" else self.handler.step_kinematics()
+        read = self.handler.kinematics(at=self.task.success_reads)
         view = TaskView(read, self._init_body_pos, contacts)
         success = self.task.success(view) & stable
         self._progress = np.maximum(self._progress, self.task.progress(view, success))
@@ -328,7 +328,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         return self._read_policy(kin or self.handler.kinematics(), self._steps == 0)
 
     def _observe(self, kin: Kinematics | None = None) -> dict[str, Any]:
-        kin = self.handler.observed_kinematics() if kin is None else kin  # (see observe)
+        kin = self.handler.kinematics(at="observed") if kin is None else kin  # (see observe)
         policy: dict[str, Any] = self.robot_state(kin)
         policy.update(self.images())
         privileged = self._read_privileged(kin, self._steps == 0)

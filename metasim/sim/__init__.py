@@ -13,7 +13,8 @@ import pkgutil
 from collections.abc import Callable
 
 from metasim.registry import Registry, UnknownName
-from metasim.sim.base import Handler, Kinematics, ModelEdit, SimState, UnsupportedScene
+from metasim.sim.base import Handler
+from metasim.sim.state import Kinematics, ModelEdit, SimState, UnsupportedScene
 
 BackendLoader = Callable[[], type[Handler]]
 

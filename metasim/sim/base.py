@@ -9,111 +9,29 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import mujoco
 import numpy as np
 
 from metasim.gl import check_gl
 from metasim.scene.compile import CompiledScene
-from metasim.sim.cameras import CameraRig, View
+from metasim.sim.cameras import CameraRig, View, make_rig
+from metasim.sim.state import (
+    INSTANTS,
+    DeviceController,
+    Instant,
+    Kinematics,
+    ModelEdit,
+    SimState,
+    Substep,
+    UnsupportedScene,
+    geom_contacts,
+)
 
 if TYPE_CHECKING:
     from metasim.scene.render_schema import RaytraceSpec
-
-
-@dataclass
-class SimState:
-    """Full physics state of a batch of envs; enough to continue stepping exactly.
-
-    Shapes: time (B,), qpos (B, nq), qvel (B, nv), act (B, na), ctrl (B, nu),
-    qacc_warmstart (B, nv), mocap_pos (B, nmocap, 3), mocap_quat (B, nmocap, 4).
-    """
-
-    time: np.ndarray
-    qpos: np.ndarray
-    qvel: np.ndarray
-    act: np.ndarray
-    ctrl: np.ndarray
-    qacc_warmstart: np.ndarray
-    mocap_pos: np.ndarray
-    mocap_quat: np.ndarray
-
-    def take(self, env_ids: np.ndarray | Sequence[int]) -> SimState:
-        """The sub-batch for `env_ids` (copies)."""
-        idx = np.asarray(env_ids)
-        return SimState(**{f.name: getattr(self, f.name)[idx].copy() for f in fields(self)})
-
-    def copy(self) -> SimState:
-        return SimState(**{f.name: getattr(self, f.name).copy() for f in fields(self)})
-
-    def allclose(self, other: SimState, atol: float = 0.0) -> bool:
-        return all(
-            np.allclose(getattr(self, f.name), getattr(other, f.name), atol=atol, rtol=0)
-            for f in fields(self)
-        )
-
-
-@dataclass
-class Kinematics:
-    """The current joint state and the positions computed from it. Shapes: qpos (B, nq),
-    qvel (B, nv), body_pos (B, nbody, 3), body_quat (B, nbody, 4), site_pos (B, nsite, 3),
-    site_mat (B, nsite, 3, 3). Read-only views owned by the handler."""
-
-    qpos: np.ndarray
-    qvel: np.ndarray
-    body_pos: np.ndarray
-    body_quat: np.ndarray
-    site_pos: np.ndarray
-    site_mat: np.ndarray
-
-
-class UnsupportedScene(ValueError):
-    """The backend cannot simulate this scene; the message names the feature and element."""
-
-
-@dataclass(frozen=True)
-class ModelEdit:
-    """A per-env change of one model field, e.g. ("geom_friction", geom_id, (B, 3) values).
-
-    `field` names an `MjModel` attribute, whose row `index` is set, or is "gravity"
-    (`opt.gravity`, values (B, 3), `index` ignored); `values` has the env axis first.
-    """
-
-    field: str
-    index: int
-    values: np.ndarray
-
-
-# A host controller run inside the control step: (env, substep k, model, data after
-# mj_step1) -> writes data.ctrl for that physics substep (osc_pose does this). One that
-# also has `batch(k, models, datas)` (every env's model and data after mj_step1) can be
-# run for all envs at once: a backend may then step the envs substep by substep together.
-Substep = Callable[[int, int, mujoco.MjModel, mujoco.MjData], None]
-
-
-class DeviceController(Protocol):
-    """A controller's device side, for a backend that keeps the physics on a device (warp):
-    `upload` its per-env state before a control step, `substep(k, data)` after each
-    physics substep's first half (the backend's Data: kinematics, inertia and bias
-    computed) to write that substep's ctrl on the device, `download` the state the
-    substeps changed after the last one (returns per-env flags (B,) bool of a numerical
-    fault, e.g. a singular matrix). A host `Substep` that can run on a device has
-    `on_device(backend, model, device_model, device) -> DeviceController | None`."""
-
-    def upload(self) -> None: ...
-
-    def substep(self, k: int, data: Any) -> None: ...
-
-    def download(self) -> np.ndarray: ...
-
-
-def geom_contacts(data: mujoco.MjData) -> np.ndarray:
-    """(n, 2) geom ids of the active contacts of one env (after mj_forward/mj_step)."""
-    n = int(data.ncon)
-    return np.array(data.contact.geom[:n], dtype=np.int64).reshape(n, 2)
 
 
 class Handler(ABC):
@@ -124,7 +42,7 @@ class Handler(ABC):
     report each env's active contacts after every step and reset. `set_mocap` moves
     mocap bodies between control steps (mocap-driven arms such as Meta-World's).
     `supports_observe_substep`: whether `set_observe_substep` can take observations
-    inside the control step (`observed_kinematics`, `render(observed=True)`).
+    inside the control step (`kinematics(at="observed")`, `render(observed=True)`).
 
     Every backend's constructor takes `nthread` (threads stepping the envs; None: the
     backend's default) and sets `self.nthread` to what it uses (1 where the device
@@ -254,7 +172,6 @@ class Handler(ABC):
         `opengl`, MuJoCo's renderer frame by frame (`render`); with `warp`, MuJoCo Warp's
         ray tracer in one launch. The handler's later per-env model edits reach it."""
         from metasim.scene.render_schema import RaytraceSpec
-        from metasim.sim.cameras import make_rig
 
         rig = make_rig(self, views, renderer, settings or RaytraceSpec())
         for (field, index), values in self._edits.items():
@@ -268,22 +185,33 @@ class Handler(ABC):
             self._rigs.remove(rig)
         rig.close()
 
-    @abstractmethod
-    def kinematics(self) -> Kinematics: ...
+    def kinematics(self, at: Instant = "forward") -> Kinematics:
+        """The joint state and poses of one instant of the last control step (after a
+        reset, the reset state's at every instant): read-only views the handler updates
+        in place. `at` (`INSTANTS`; a scene names the ones it reads, e.g.
+        `task.success_reads`):
 
-    def step_kinematics(self) -> Kinematics:
-        """What success predicates read: body and site poses of ONE physics state, the
-        state the last physics substep started from, whose collision pass `contacts()`
-        reports; qpos and qvel after that substep. It is what MuJoCo's data holds right
-        after mj_step, and what robosuite's env.step leaves for LIBERO's `_check_success`
-        (it calls no mj_forward after the last substep). After a reset: the reset state's
-        kinematics. A backend that keeps no such copy returns `kinematics()` (and then
-        reports contacts of that same state)."""
-        return self.kinematics()
+        - "forward": after the step, the kinematics computed forward from its final state.
+        - "step": what success predicates read: body and site poses of ONE physics state,
+          the state the last physics substep started from, whose collision pass
+          `contacts()` reports; qpos and qvel after that substep. It is what MuJoCo's data
+          holds right after mj_step, and what robosuite's env.step leaves for LIBERO's
+          `_check_success` (it calls no mj_forward after the last substep).
+        - "observed": the observation instant (`set_observe_substep`); without one,
+          "forward"'s.
+
+        A backend that keeps no copy of an instant gives "forward"'s (and then reports
+        contacts of that same state)."""
+        if at not in INSTANTS:
+            raise ValueError(f"kinematics at must be one of {INSTANTS}, got {at!r}")
+        return self._kinematics(at)
+
+    @abstractmethod
+    def _kinematics(self, at: Instant) -> Kinematics: ...
 
     def set_observe_substep(self, substep: int | None) -> None:
         """Take observations at the physics substep `substep` (1-based) of every control
-        step from now on: `observed_kinematics()` and `render(observed=True)` then show
+        step from now on: `kinematics(at="observed")` and `render(observed=True)` then show
         what MuJoCo's data holds right after that substep's mj_step (joint state after
         `substep` substeps; body, site and camera poses of the state the substep started
         from, which mj_step computes before integrating). After a reset, the reset state's.
@@ -306,11 +234,6 @@ class Handler(ABC):
 
     def _observe_substep_set(self) -> None:  # noqa: B027  (a hook: most backends need none)
         """Hook: `observe_substep` changed (a backend that supports it resets its copies)."""
-
-    def observed_kinematics(self) -> Kinematics:
-        """The kinematics of the observation instant (`set_observe_substep`); without
-        one, `kinematics()`."""
-        return self.kinematics()
 
     @abstractmethod
     def site_jacobian(self, site: int) -> np.ndarray:
@@ -390,3 +313,17 @@ class Handler(ABC):
         for rig in self._rigs:
             rig.close()
         self._rigs.clear()
+
+
+__all__ = [
+    "INSTANTS",
+    "DeviceController",
+    "Handler",
+    "Instant",
+    "Kinematics",
+    "ModelEdit",
+    "SimState",
+    "Substep",
+    "UnsupportedScene",
+    "geom_contacts",
+]

@@ -4,14 +4,18 @@ A rig is made once for a handler and a fixed list of `View`s and renders all of 
 `render()`: (B, H, W, 3) uint8 per view (depth views: (B, H, W) float32 metres). Two
 renderers: `opengl` (MuJoCo's OpenGL renderer, one frame per env and camera,
 `Handler.render`) and `warp` (MuJoCo Warp's ray tracer, every camera of every env in one
-launch; registered by `metasim.sim.warp`, whose package loads only when asked for).
+launch; registered by the warp backend's package, whose rig module loads only when asked
+for). The registry finds the backends' packages by looking in this folder: this module
+imports no backend (nor the handler base, which imports it).
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -77,15 +81,28 @@ class OpenGLRig:
 RigMaker = Callable[[Handler, Sequence[View], "RaytraceSpec"], CameraRig]
 RigLoader = Callable[[], RigMaker]
 
-# Renderer name -> loader of its rig class; "opengl" here, "warp" by metasim.sim.warp.
-RENDERERS: Registry[RigLoader] = Registry("renderer")
+
+class _Renderers(Registry[RigLoader]):
+    """The registry of renderers: its built-in entries are registered by the backend
+    subpackages beside this module (imported without their modules: a rig module, which
+    imports its renderer's library, loads only when that renderer is asked for)."""
+
+    def load(self) -> None:
+        if not self._loaded:
+            here, package = [str(Path(__file__).parent)], __name__.rpartition(".")[0]
+            for info in pkgutil.iter_modules(here, prefix=f"{package}."):
+                if info.ispkg:
+                    importlib.import_module(info.name)
+        super().load()
+
+
+# Renderer name -> loader of its rig class; "opengl" here, "warp" by the warp backend.
+RENDERERS = _Renderers("renderer")
 RENDERERS.register("opengl")(lambda: lambda handler, views, settings: OpenGLRig(handler, views))
 
 
 def renderer_names() -> list[str]:
-    """Every registered renderer (the warp package registers "warp" when imported; its
-    rig module, which imports Warp, only loads when that renderer is asked for)."""
-    importlib.import_module("metasim.sim.warp")
+    """Every registered renderer."""
     return RENDERERS.names()
 
 
@@ -93,7 +110,6 @@ def check_renderer(renderer: str | None) -> None:
     """KeyError naming why, if `renderer` (None: the scene's) cannot render here."""
     if renderer is None:
         return
-    renderer_names()
     try:
         RENDERERS[renderer]()
     except UnknownName:

@@ -60,7 +60,7 @@ def thread_bytes(model: mujoco.MjModel, num_envs: int, threads: int | None = Non
     """The estimate of the physics threads' models besides the scene's: a twin without
     textures per thread but the first, and its compile (see the module doc). `threads`:
     the handler's (None: its default, every core)."""
-    from metasim.sim.mujoco.handler import default_threads
+    from metasim.sim.mujoco.rows import default_threads
 
     n = max(1, min(threads or default_threads(), num_envs))
     twin = mujoco.mj_sizeModel(model) - model.tex_data.nbytes

@@ -89,12 +89,12 @@ def test_shared_model_steps_as_per_env_copies(compiled: CompiledScene) -> None:
             for i, env in enumerate(alone):
                 env.step(actions[t, i : i + 1])
         for i, env in enumerate(alone):
-            own, kin = env.handler.get_state(), env.handler.step_kinematics()
+            own, kin = env.handler.get_state(), env.handler.kinematics(at="step")
             shared = threaded.handler.get_state()
             np.testing.assert_array_equal(shared.qpos[i], own.qpos[0])
             np.testing.assert_array_equal(shared.qvel[i], own.qvel[0])
             np.testing.assert_array_equal(
-                threaded.handler.step_kinematics().body_pos[i], kin.body_pos[0]
+                threaded.handler.kinematics(at="step").body_pos[i], kin.body_pos[0]
             )
             np.testing.assert_array_equal(
                 threaded.handler.kinematics().body_quat[i], env.handler.kinematics().body_quat[0]

@@ -66,7 +66,7 @@ def test_task_resets_and_steps_on_warp_as_natively(ref: str) -> None:
         assert np.isfinite(a.qpos).all()
         assert eef.max() <= EEF_BEFORE_CONTACT_M, (ref, eef)
         # the observations too, taken at LIBERO's instant (substep 24 of 25) on both
-        sa, sb = warp.handler.observed_kinematics(), native.handler.observed_kinematics()
+        sa, sb = warp.handler.kinematics(at="observed"), native.handler.kinematics(at="observed")
         seen = sa.site_pos[:, idx.ee_site] - sb.site_pos[:, idx.ee_site]
         assert np.linalg.norm(seen, axis=-1).max() <= EEF_BEFORE_CONTACT_M, (ref, seen)
         assert np.abs(sa.qpos[:, idx.gripper_qpos] - sb.qpos[:, idx.gripper_qpos]).max() < 1e-4

@@ -27,7 +27,7 @@ def _pair(compiled, n: int, nthread: int) -> tuple[BackendHandler, BackendHandle
 
 
 def _outputs(h: BackendHandler) -> dict[str, np.ndarray]:
-    k, s = h.kinematics(), h.step_kinematics()
+    k, s = h.kinematics(), h.kinematics(at="step")
     out = {"state": h._state.copy()}
     for name in ("body_pos", "body_quat", "site_pos", "site_mat"):
         out[name] = getattr(k, name).copy()

@@ -280,7 +280,7 @@ def test_eval_on_an_unsupported_scene_exits_2(tmp_path: Any, capsys: Any) -> Non
 
 
 def test_step_kinematics_match_native(lift_scene: Any, mjx_lift: Any) -> None:
-    """What success predicates read (`step_kinematics`: the poses the last substep
+    """What success predicates read (`kinematics(at="step")`: the poses the last substep
     computed, of the state before its integration) agrees with native MuJoCo's, and is
     not the post-step kinematics."""
     native = get_backend("mujoco").launch(lift_scene, 2, nthread=1)
@@ -290,7 +290,7 @@ def test_step_kinematics_match_native(lift_scene: Any, mjx_lift: Any) -> None:
     mjx_lift.set_state(state)
     native.step(state.ctrl)
     mjx_lift.step(state.ctrl)
-    a, b = mjx_lift.step_kinematics(), native.step_kinematics()
+    a, b = mjx_lift.kinematics(at="step"), native.kinematics(at="step")
     np.testing.assert_allclose(a.body_pos, b.body_pos, atol=1e-9)
     np.testing.assert_allclose(a.site_mat, b.site_mat, atol=1e-9)
     np.testing.assert_allclose(a.qpos, mjx_lift.kinematics().qpos, atol=0)

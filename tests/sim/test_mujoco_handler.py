@@ -168,7 +168,7 @@ def _plain_steps(compiled, state, env, ctrls, observe):
 @pytest.mark.parametrize("observe", [1, 3])
 @pytest.mark.parametrize("controller", ["none", "host", "batch"])
 def test_observe_substep_shows_the_data_right_after_that_substep(lift_scene, observe, controller):
-    """With an observation instant k, observed_kinematics() is MuJoCo's data right after
+    """With an observation instant k, kinematics(at="observed") is MuJoCo's data right after
     the k-th mj_step (qpos after it, poses of the state it started from), and
     render(observed=True) renders those poses; the physics is bitwise unchanged."""
     assert lift_scene.substeps > 3
@@ -187,7 +187,7 @@ def test_observe_substep_shows_the_data_right_after_that_substep(lift_scene, obs
 
     # before any step: the reset state's own
     np.testing.assert_array_equal(
-        seen_h.observed_kinematics().body_pos, seen_h.kinematics().body_pos
+        seen_h.kinematics(at="observed").body_pos, seen_h.kinematics().body_pos
     )
     want = [_plain_steps(lift_scene, state, e, ctrls, observe) for e in range(2)]
     site = lift_scene.index.ee_site
@@ -196,7 +196,7 @@ def test_observe_substep_shows_the_data_right_after_that_substep(lift_scene, obs
         seen_h.step(c, substep)
         plain_h.step(c, substep)
         np.testing.assert_array_equal(seen_h.get_state().qpos, plain_h.get_state().qpos)
-        kin = seen_h.observed_kinematics()
+        kin = seen_h.kinematics(at="observed")
         for e in range(2):
             qpos, xpos, site_xpos, before, after = want[e][t]
             np.testing.assert_array_equal(kin.qpos[e], qpos)
@@ -217,7 +217,7 @@ def test_observe_substep_shows_the_data_right_after_that_substep(lift_scene, obs
     seen_h.set_observe_substep(None)
     seen_h.step(ctrls[-1], substep)
     np.testing.assert_array_equal(
-        seen_h.observed_kinematics().site_pos, seen_h.kinematics().site_pos
+        seen_h.kinematics(at="observed").site_pos, seen_h.kinematics().site_pos
     )
 
 

@@ -149,7 +149,7 @@ def test_step_path_makes_no_host_mujoco_call(spatial, monkeypatch) -> None:
         handler.step(state.ctrl, osc)
         handler.step(state.ctrl)  # without a controller
         handler.kinematics()
-        handler.step_kinematics()
+        handler.kinematics(at="step")
         handler.site_jacobian(spatial.index.ee_site)
         handler.contacts()
         handler.get_state()

@@ -116,7 +116,7 @@ def test_observation_instant_as_natively(pair):
         for h in (warp_h, native):
             h.set_observe_substep(3)
             h.set_state(state)
-        a, b = warp_h.observed_kinematics(), native.observed_kinematics()
+        a, b = warp_h.kinematics(at="observed"), native.kinematics(at="observed")
         np.testing.assert_allclose(a.site_pos, warp_h.kinematics().site_pos)
         between = 0.0
         for k in range(10):
@@ -124,7 +124,7 @@ def test_observation_instant_as_natively(pair):
             ctrl[:, compiled.index.arm_act] += 0.2 * np.sin(0.3 * k)
             warp_h.step(ctrl)
             native.step(ctrl)
-            a, b = warp_h.observed_kinematics(), native.observed_kinematics()
+            a, b = warp_h.kinematics(at="observed"), native.kinematics(at="observed")
             assert np.abs(a.qpos - b.qpos).max() < JOINT_ATOL
             assert np.abs(a.site_pos[:, site] - b.site_pos[:, site]).max() < OBJECT_ATOL
             end = warp_h.kinematics().site_pos[:, site]
@@ -136,7 +136,7 @@ def test_observation_instant_as_natively(pair):
         warp_h.set_observe_substep(None)
         warp_h.step(state.ctrl)
         np.testing.assert_array_equal(
-            warp_h.observed_kinematics().site_pos, warp_h.kinematics().site_pos
+            warp_h.kinematics(at="observed").site_pos, warp_h.kinematics().site_pos
         )
     finally:
         warp_h.set_observe_substep(None)

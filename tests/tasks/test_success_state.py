@@ -38,7 +38,7 @@ def test_native_step_kinematics_are_the_poses_mj_step_leaves() -> None:
     d = mujoco.MjData(m)
     d.qpos[:], d.ctrl[:] = start.qpos[0], ctrl[0]
     mujoco.mj_step(m, d, nstep=compiled.substeps)
-    step, now = h.step_kinematics(), h.kinematics()
+    step, now = h.kinematics(at="step"), h.kinematics()
     np.testing.assert_array_equal(step.body_pos[0], d.xpos)
     np.testing.assert_array_equal(step.site_mat[0].reshape(-1, 9), d.site_xmat)
     np.testing.assert_array_equal(step.qpos[0], d.qpos)  # qpos: after the step, as MuJoCo's

@@ -124,7 +124,7 @@ class ClosedLoop:
         the state entering that substep, joint state after it."""
         self._set(step["obs_pre_qpos"][0], step["obs_pre_qvel"][0])
         h = self.env.handler
-        seen = h.observed_kinematics()  # the state entering the observed substep
+        seen = h.kinematics(at="observed")  # the state entering the observed substep
         after = h.get_state()
         after.qpos[0, self.mapping.qpos_index] = step["obs_qpos"][0]
         after.qvel[0, self.mapping.qvel_index] = step["obs_qvel"][0]

@@ -55,7 +55,7 @@ STATE_FIELDS = (
 )
 
 # qpos, qvel, xpos, xquat, site_xpos, site_xmat, jac (B, 6, nv), then the poses the last
-# physics substep computed (xpos, xquat, site_xpos, site_xmat: `Handler.step_kinematics`)
+# physics substep computed (xpos, xquat, site_xpos, site_xmat: `Handler.kinematics(at="step")`)
 Obs = tuple[jax.Array, ...]
 N_OBS = 7  # the kinematics and the Jacobian; the step poses follow
 

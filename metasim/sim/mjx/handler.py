@@ -22,9 +22,10 @@ import numpy as np
 from mujoco import mjx
 
 from metasim.scene.compile import CompiledScene
-from metasim.sim.base import Handler, Kinematics, SimState
+from metasim.sim.base import Handler
 from metasim.sim.mjx import batch
 from metasim.sim.mjx.support import CYLINDER_SIDES, StandIn, put_model
+from metasim.sim.state import Instant, Kinematics, SimState
 
 IMPLS = ("jax", "warp")
 
@@ -124,7 +125,10 @@ class BackendHandler(Handler):
         values = jax.device_get({name: getattr(d, name) for name in batch.STATE_FIELDS})
         return SimState(**{name: np.array(v, dtype=np.float64) for name, v in values.items()})
 
-    def kinematics(self) -> Kinematics:
+    def _kinematics(self, at: Instant) -> Kinematics:
+        if at == "step":
+            return self._step_kinematics()
+        # (no observation instant here: set_observe_substep refuses one)
         qpos, qvel, xpos, xquat, site_pos, site_mat, _ = self._obs
         b = self.num_envs
         return Kinematics(
@@ -136,7 +140,7 @@ class BackendHandler(Handler):
             site_mat=site_mat.reshape(b, -1, 3, 3),
         )
 
-    def step_kinematics(self) -> Kinematics:
+    def _step_kinematics(self) -> Kinematics:
         if self._step_host is None:
             got = jax.device_get(self._obs_dev[batch.N_OBS :])
             self._step_host = tuple(np.asarray(x) for x in got)

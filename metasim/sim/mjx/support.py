@@ -49,7 +49,7 @@ from mujoco import mjx
 from mujoco.mjx._src import collision_driver
 
 from metasim.scene.compile import CompiledScene
-from metasim.sim.base import UnsupportedScene
+from metasim.sim.state import UnsupportedScene
 
 _OPTION_CHECKS = (
     ("integrator", mujoco.mjtIntegrator, {"mjINT_EULER", "mjINT_RK4", "mjINT_IMPLICITFAST"}),

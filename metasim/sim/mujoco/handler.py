@@ -1,16 +1,18 @@
 """Native MuJoCo backend: batched envs stepped on a thread pool with the GIL released.
 
 Each env's full integration state (time, qpos, qvel, act, warmstart, ctrl, ...) lives in
-one row of a (B, nstate) array (the batch's qpos and qvel are views of it). A worker
+one row of a (B, nstate) array (`host.py`, the host copy the warp backend shares). A worker
 thread (the calling one is worker 0) owns one scratch MjData and steps the envs it takes
 next: load the row (`mj_setState`), `mj_step(nstep=substeps)` (MuJoCo releases the GIL
 inside), store the row, refresh kinematics and copy the poses into shared (B, ...)
 buffers (one copy per run of them in the MjData: `poses.py`). One MjData per thread
 keeps the working set in cache (as `mujoco.rollout` does: ~1.5x faster here than
 round-robin over per-env MjData) and memory flat in `num_envs`; the result is bitwise
-the same as stepping each env continuously. A plain step (nothing between substeps, no
-contacts reported, no per-env edit) runs the same way inside MuJoCo's own batch
-(`batched.py`): no Python between envs.
+the same as stepping each env continuously. What runs between the substeps (a host
+controller, the legacy weld aref, the observation instant) is the step's schedule
+(`schedule.py`), which every path reads: a step with an empty one (no contacts
+reported, no per-env edit) runs inside MuJoCo's own batch (`batched.py`: no Python
+between envs); a controller that runs for all envs at once steps them in lockstep.
 """
 
 from __future__ import annotations
@@ -22,12 +24,12 @@ import mujoco
 import numpy as np
 
 from metasim.scene.compile import CompiledScene
-from metasim.sim.base import Handler, Kinematics, SimState, Substep, geom_contacts
 from metasim.sim.mujoco.batched import BatchStepper
-from metasim.sim.mujoco.env_models import EnvModels
+from metasim.sim.mujoco.host import HostHandler
 from metasim.sim.mujoco.legacy import legacy_aref_needed, legacy_equality_aref
-from metasim.sim.mujoco.poses import PoseBuffers
 from metasim.sim.mujoco.rows import SPEC, default_threads, state_layout
+from metasim.sim.schedule import Schedule, schedule
+from metasim.sim.state import SimState, Substep, geom_contacts
 
 
 def _views(d: mujoco.MjData) -> tuple[np.ndarray, ...]:
@@ -35,65 +37,28 @@ def _views(d: mujoco.MjData) -> tuple[np.ndarray, ...]:
     return (d.qpos, d.qvel, d.xpos, d.xquat, d.site_xpos, d.site_xmat)
 
 
-class BackendHandler(Handler):
-    """`num_envs` flat states over one MjModel; per-env model edits are loaded into one
-    worker model per thread (`metasim.sim.mujoco.env_models`), never a copy per env."""
+class BackendHandler(HostHandler):
+    """`num_envs` flat states over one MjModel, stepped on `nthread` threads (the host
+    copy `HostHandler` holds is the state itself)."""
 
     supports_substep = True
-    supports_observe_substep = True
 
     def __init__(self, compiled: CompiledScene, num_envs: int, nthread: int | None = None) -> None:
-        super().__init__(compiled, num_envs)
-        m = self.model
-        self.nthread = max(1, min(nthread or default_threads(), num_envs))
-        self._env_models = EnvModels(m, compiled.spec, num_envs, self.nthread)
-        self._scratch = [mujoco.MjData(m) for _ in range(self.nthread)]
+        threads = max(1, min(nthread or default_threads(), num_envs))
+        super().__init__(compiled, num_envs, threads)
         self._pool = ThreadPoolExecutor(self.nthread - 1) if self.nthread > 1 else None
-        self._layout = state_layout(m)
-        blank = np.zeros(mujoco.mj_stateSize(m, SPEC))
-        mujoco.mj_resetData(m, self._scratch[0])
-        mujoco.mj_getState(m, self._scratch[0], blank, SPEC)
-        self._blank = blank  # eq_active, userdata and the rest as the model defines them
-        self._state = np.tile(blank, (num_envs, 1))
-        self.jacobian_sites: tuple[int, ...] = (compiled.index.ee_site,)
-        b = num_envs
-        self._qpos = self._state[:, self._layout["qpos"]]  # views: the state rows hold them
-        self._qvel = self._state[:, self._layout["qvel"]]
-        self._pose_block = PoseBuffers(self._scratch[0], b)  # one copy per MjData run
-        poses = self._pose_block.arrays
-        self._body_pos, self._body_quat, self._site_pos, self._site_mat = poses
-        self._jac = {s: np.zeros((b, 6, m.nv)) for s in self.jacobian_sites}
-        self._ctrl = np.zeros((b, m.nu))
-        self._contacts = [np.zeros((0, 2), dtype=np.int64)] * b
         self._substep: Substep | None = None
         # physics.equality_jdotv: false: step through mj_step1/2 (legacy_equality_aref)
         self._legacy_aref = legacy_aref_needed(compiled)
-        self._batch: BatchStepper | None = None  # MuJoCo's batch for plain steps (_stepper)
+        self._batch: BatchStepper | None = None  # MuJoCo's batch (_stepper)
+        self._plan = schedule(self.substeps, None, self._legacy_aref, False, False)
         # one MjData per env, for stepping all envs substep by substep (see _lockstep)
         self._env_data: list[mujoco.MjData] | None = None
         self._env_views: list[tuple[np.ndarray, ...]] = []
         self._env_pairs: list[tuple] = []
-        self._batch_buffers: tuple[np.ndarray, ...] = (self._qpos, self._qvel, *poses)
-        site_mat = self._site_mat.reshape(b, -1, 3, 3)
-        pos, quat, site_pos = self._body_pos, self._body_quat, self._site_pos
-        self._kinematics = Kinematics(self._qpos, self._qvel, pos, quat, site_pos, site_mat)
-        # The poses mj_step leaves (those of the state its last substep started from, the
-        # state of its contacts), kept for the success check (`step_kinematics`).
-        self._step_block = PoseBuffers(self._scratch[0], b)
-        self._step_poses = self._step_block.arrays
-        pos, quat, site_pos, site_mat = self._step_poses
-        self._step_kinematics = Kinematics(
-            self._qpos, self._qvel, pos, quat, site_pos, site_mat.reshape(b, -1, 3, 3)
-        )
         self._scratch_views = [_views(d) for d in self._scratch]
         self._scratch_pairs = [self._pairs(d) for d in self._scratch]
         self._jacs = [(site, [(j[:3], j[3:]) for j in jac]) for site, jac in self._jac.items()]
-        # The observation instant's copies (`set_observe_substep`), made when one is set:
-        # the state row the observed substep started from (rendered from) and the joint
-        # state and poses mj_step left after it (buffers in `_batch_buffers`' order).
-        self._obs_rows: np.ndarray = np.zeros((0, self._state.shape[1]))
-        self._obs_buffers: tuple[np.ndarray, ...] = ()
-        self._obs_kinematics = self._kinematics
         self.reset(np.arange(num_envs), self.default_state(num_envs))
 
     # ------------------------------------------------------------ stepping
@@ -119,41 +84,22 @@ class BackendHandler(Handler):
         for dst, src in zip(self._obs_buffers, views, strict=True):
             dst[i] = src
 
-    def _observe_substep_set(self) -> None:
-        on = self.observe_substep is not None  # until the next step: the current state's
-        self._obs_rows = self._state.copy() if on else self._obs_rows[:0]
-        self._obs_buffers = tuple(a.copy() for a in self._batch_buffers) if on else ()
-        qpos, qvel, pos, quat, site_pos, site_mat = self._obs_buffers or self._batch_buffers
-        site_mat = site_mat.reshape(self.num_envs, -1, 3, 3)
-        self._obs_kinematics = Kinematics(qpos, qvel, pos, quat, site_pos, site_mat)
-
-    def _substeps_of(self, m: mujoco.MjModel, d: mujoco.MjData, i: int, tid: int) -> None:
-        """Env i's control step in `d`: one mj_step call of all substeps when nothing runs
-        between them (no host controller, no legacy aref, no observation instant)."""
-        substep, legacy, obs = self._substep, self._legacy_aref, self.observe_substep
-        if substep is None and not legacy:
-            if obs is None:
-                mujoco.mj_step(m, d, nstep=self.substeps)
-                return
-            if obs > 1:
-                mujoco.mj_step(m, d, nstep=obs - 1)
-            mujoco.mj_getState(m, d, self._obs_rows[i], SPEC)
-            mujoco.mj_step(m, d)
-            self._keep_observed(i, self._scratch_views[tid])
-            if obs < self.substeps:
-                mujoco.mj_step(m, d, nstep=self.substeps - obs)
-            return
-        # a host controller writes each substep's ctrl (osc_pose)
-        for k in range(1, self.substeps + 1):
-            if k == obs:
+    def _run_ops(self, m: mujoco.MjModel, d: mujoco.MjData, i: int, tid: int) -> None:
+        """Env i's control step in `d`: the schedule's operations (`schedule.py`)."""
+        plan, substep = self._plan, self._substep
+        for op, k in plan.ops:
+            if op == "steps":
+                mujoco.mj_step(m, d, nstep=k)
+            elif op == "split":  # a host controller writes each substep's ctrl (osc_pose)
+                mujoco.mj_step1(m, d)
+                if plan.legacy_aref:
+                    legacy_equality_aref(m, d)
+                if substep is not None:
+                    substep(i, k, m, d)
+                mujoco.mj_step2(m, d)
+            elif op == "mark":
                 mujoco.mj_getState(m, d, self._obs_rows[i], SPEC)
-            mujoco.mj_step1(m, d)
-            if legacy:
-                legacy_equality_aref(m, d)
-            if substep is not None:
-                substep(i, k - 1, m, d)
-            mujoco.mj_step2(m, d)
-            if k == obs:
+            else:  # "keep"
                 self._keep_observed(i, self._scratch_views[tid])
 
     def _work(self, envs: Iterator[int], tid: int) -> None:
@@ -166,19 +112,23 @@ class BackendHandler(Handler):
             self._ctrl,
         )
         ctrl = self._layout["ctrl"]
-        model_for, substeps, n = self._env_models.model_for, self._substeps_of, self.substeps
-        plain = self._substep is None and not self._legacy_aref and self.observe_substep is None
+        model_for, run_ops, n, plan = (
+            self._env_models.model_for,
+            self._run_ops,
+            self.substeps,
+            self._plan,
+        )
         for i in envs:
             m = model_for(i, tid)
             row = state[i]
             row[ctrl] = ctrls[i]
             mujoco.mj_setState(m, d, row, SPEC)
-            if plain:  # one mj_step call of all substeps: nothing runs between them
+            if plan.empty:  # one mj_step call of all substeps: nothing runs between them
                 mujoco.mj_step(m, d, nstep=n)
             else:
-                substeps(m, d, i, tid)
+                run_ops(m, d, i, tid)
             mujoco.mj_getState(m, d, row, SPEC)
-            if self.track_contacts:  # those of the last substep's collision pass
+            if plan.contacts:  # those of the last substep's collision pass
                 self._contacts[i] = geom_contacts(d)
             for dst, src in pairs[0]:  # the poses as mj_step left them, before the refresh
                 dst[i] = src
@@ -216,17 +166,44 @@ class BackendHandler(Handler):
             self._env_models.restore()
 
     def _step(self, ctrl: np.ndarray) -> None:
+        self._advance(ctrl, None)
+
+    def _step_with(self, ctrl: np.ndarray, substep: Substep) -> None:
+        self._advance(ctrl, substep)
+
+    def _advance(self, ctrl: np.ndarray, substep: Substep | None) -> None:
+        """One control step. Its schedule (`schedule.py`) says what runs between the
+        substeps; the path: MuJoCo's batch when nothing does (no contacts reported, no env's
+        model edited), the lockstep for a controller that runs for all envs at once, else
+        the per-env loop on the thread pool."""
+        plan = schedule(
+            self.substeps,
+            self.observe_substep,
+            self._legacy_aref,
+            substep is not None,
+            self.track_contacts,
+        )
         self._ctrl[:] = ctrl
-        if (stepper := self._stepper()) is None:
-            self._run(self._work, range(self.num_envs))
+        batch = getattr(substep, "batch", None)
+        if batch is not None and self.num_envs > 1:
+            try:
+                self._lockstep(plan, batch)
+            finally:
+                self._env_models.restore()
             return
-        self._state[:, self._layout["ctrl"]] = self._ctrl
-        stepper.step(self._state, self.substeps)
+        if plan.empty and not plan.contacts and (stepper := self._stepper()) is not None:
+            self._state[:, self._layout["ctrl"]] = self._ctrl
+            stepper.step(self._state, self.substeps)
+            return
+        self._substep, self._plan = substep, plan
+        try:
+            self._run(self._work, range(self.num_envs))
+        finally:
+            self._substep = None
 
     def _stepper(self) -> BatchStepper | None:
-        """MuJoCo's batch for a plain step of unedited envs (made on first use; batched.py)."""
-        if self._substep or self._legacy_aref or self.observe_substep or self.track_contacts:
-            return None
+        """MuJoCo's batch for a step with an empty schedule, of unedited envs (made on
+        first use; batched.py)."""
         if self._env_models.edited:
             return None
         if self._batch is None:
@@ -234,26 +211,12 @@ class BackendHandler(Handler):
             self._batch = BatchStepper(self.model, self.num_envs, self.nthread, *arrays)
         return self._batch
 
-    def _step_with(self, ctrl: np.ndarray, substep: Substep) -> None:
-        batch = getattr(substep, "batch", None)
-        if batch is not None and self.num_envs > 1:
-            self._ctrl[:] = ctrl
-            try:
-                self._lockstep(batch)
-            finally:
-                self._env_models.restore()
-            return
-        self._substep = substep
-        try:
-            self._step(ctrl)
-        finally:
-            self._substep = None
-
-    def _lockstep(self, batch: Callable[..., None]) -> None:
+    def _lockstep(self, plan: Schedule, batch: Callable[..., None]) -> None:
         """One control step of all envs together, substep by substep, each env in its own
-        MjData (made on first use): mj_step1 of every env, the controller's `batch` for all
-        at once, mj_step2 of every env: the same operations per env as stepping envs one at
-        a time, the controller's math once per substep (it holds the GIL anyway)."""
+        MjData (made on first use): the schedule's operations with mj_step1 of every env,
+        the controller's `batch` for all at once, mj_step2 of every env for each substep:
+        the same operations per env as stepping envs one at a time, the controller's math
+        once per substep (it holds the GIL anyway)."""
         if self._env_data is None:
             self._env_data = [mujoco.MjData(self.model) for _ in range(self.num_envs)]
             self._env_views = [_views(d) for d in self._env_data]
@@ -265,55 +228,35 @@ class BackendHandler(Handler):
             mujoco.mj_setState(base, d, self._state[i], SPEC)
         # The controller reads only the model's tree (mj_jacSite, mj_fullM), which no
         # per-env edit changes: one model for all (with the last env's edits loaded).
-        models, obs = [model_for(0)] * len(datas), self.observe_substep
-        for k in range(self.substeps):
-            if k + 1 == obs:  # the state the observed substep starts from
+        models = [model_for(0)] * len(datas)
+        for op, k in plan.ops:  # (a controller's schedule splits every substep)
+            if op == "split":
+                for i, d in enumerate(datas):
+                    m = model_for(i)
+                    mujoco.mj_step1(m, d)
+                    if plan.legacy_aref:
+                        legacy_equality_aref(m, d)
+                batch(k, models, datas)
+                for i, d in enumerate(datas):
+                    mujoco.mj_step2(model_for(i), d)
+            elif op == "mark":  # the state the observed substep starts from
                 for i, d in enumerate(datas):
                     mujoco.mj_getState(base, d, self._obs_rows[i], SPEC)
-            for i, d in enumerate(datas):
-                m = model_for(i)
-                mujoco.mj_step1(m, d)
-                if self._legacy_aref:
-                    legacy_equality_aref(m, d)
-            batch(k, models, datas)
-            for i, d in enumerate(datas):
-                mujoco.mj_step2(model_for(i), d)
-            if k + 1 == obs:
+            elif op == "keep":
                 for i in range(len(datas)):
                     self._keep_observed(i, self._env_views[i])
         for i, d in enumerate(datas):
             mujoco.mj_getState(base, d, self._state[i], SPEC)
-            if self.track_contacts:  # those of the last substep's collision pass
+            if plan.contacts:  # those of the last substep's collision pass
                 self._contacts[i] = geom_contacts(d)
             for dst, src in self._env_pairs[i][0]:  # the poses as mj_step left them
                 dst[i] = src
             self._refresh_from(i, model_for(i), d, self._env_pairs[i])
 
-    def _mocap_columns(self, field: str, ids: np.ndarray, width: int) -> np.ndarray:
-        """Columns (k * width,) of the flat state rows that hold `field` of mocap `ids`."""
-        start = self._layout[field].start
-        return (start + width * ids[:, None] + np.arange(width)).ravel()
-
-    def _set_mocap(self, ids: np.ndarray, pos: np.ndarray, quat: np.ndarray | None) -> None:
-        """Write the targets into every env's state row (one vectorised write; `_work`
-        loads the rows before the substeps)."""
-        b = self.num_envs
-        self._state[:, self._mocap_columns("mocap_pos", ids, 3)] = pos.reshape(b, -1)
-        if quat is not None:
-            self._state[:, self._mocap_columns("mocap_quat", ids, 4)] = quat.reshape(b, -1)
-
-    def contacts(self) -> list[np.ndarray]:
-        if not self.track_contacts:
-            raise ValueError("contacts are reported only with track_contacts set")
-        return list(self._contacts)
-
     # ------------------------------------------------------------ state
 
     def _reset(self, env_ids: np.ndarray, state: SimState) -> None:
-        rows = np.tile(self._blank, (len(env_ids), 1))
-        for name, cols in self._layout.items():
-            rows[:, cols] = np.asarray(getattr(state, name)).reshape(len(env_ids), -1)
-        self._state[env_ids] = rows
+        self._state[env_ids] = self._rows_of(state, len(env_ids))
         self._ctrl[env_ids] = state.ctrl
         ids = [int(i) for i in env_ids]
         if not self._env_models.edited:
@@ -324,65 +267,12 @@ class BackendHandler(Handler):
         finally:
             self._env_models.restore()
 
-    def _get_state(self) -> SimState:
-        s, lay, b, m = self._state, self._layout, self.num_envs, self.model
-        return SimState(
-            time=s[:, lay["time"]][:, 0].copy(),
-            qpos=s[:, lay["qpos"]].copy(),
-            qvel=s[:, lay["qvel"]].copy(),
-            act=s[:, lay["act"]].copy(),
-            ctrl=s[:, lay["ctrl"]].copy(),
-            qacc_warmstart=s[:, lay["qacc_warmstart"]].copy(),
-            mocap_pos=s[:, lay["mocap_pos"]].reshape(b, m.nmocap, 3).copy(),
-            mocap_quat=s[:, lay["mocap_quat"]].reshape(b, m.nmocap, 4).copy(),
-        )
-
-    def kinematics(self) -> Kinematics:
-        return self._kinematics  # views of the batch buffers, which steps update in place
-
-    def step_kinematics(self) -> Kinematics:
-        return self._step_kinematics  # (see Handler.step_kinematics), updated in place
-
-    def observed_kinematics(self) -> Kinematics:
-        return self._obs_kinematics  # (see Handler.set_observe_substep), updated in place
-
-    def site_jacobian(self, site: int) -> np.ndarray:
-        if site in self._jac:
-            return self._jac[site]
-        out, d = np.zeros((self.num_envs, 6, self.model.nv)), self._scratch[0]
-        for i in range(self.num_envs):
-            m = self._env_models.model_for(i)
-            mujoco.mj_setState(m, d, self._state[i], SPEC)
-            mujoco.mj_kinematics(m, d)
-            mujoco.mj_comPos(m, d)
-            mujoco.mj_jacSite(m, d, out[i, :3], out[i, 3:], site)
-        self._env_models.restore()
-        return out
-
-    def _apply(self, field: str, index: int, values: np.ndarray) -> None:
-        self._env_models.set(field, index, values)
-
-    def model_values(self, field: str, index: int) -> np.ndarray | None:
-        """(B, ...) each env's values of a model row edited per env (None: not edited)."""
-        return self._env_models.values(field, 0 if field == "gravity" else index)
-
-    def _rendered(self) -> None:  # (each env's frame drew on the scene's model, its edits in)
-        self._env_models.restore()
-
-    # ------------------------------------------------------------ rendering
-
-    def _render_data(
-        self, env: int, observed: bool = False
-    ) -> tuple[mujoco.MjModel, mujoco.MjData]:
-        m, d = self._env_models.model_for(env), self._scratch[0]
-        rows = self._obs_rows if observed and self._obs_buffers else self._state
-        mujoco.mj_setState(m, d, rows[env], SPEC)
-        mujoco.mj_kinematics(m, d)
-        return m, d
-
     def close(self) -> None:
         self._batch = None  # (its threads go with it)
         if self._pool is not None:
             self._pool.shutdown(wait=False)
             self._pool = None
         super().close()
+
+
+__all__ = ["SPEC", "BackendHandler", "default_threads", "state_layout"]

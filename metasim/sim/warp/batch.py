@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from metasim.sim.mujoco.handler import SPEC
+from metasim.sim.mujoco.rows import SPEC
 
 __all__ = ["SPEC", "read_state", "write_state"]
 

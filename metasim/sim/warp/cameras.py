@@ -23,8 +23,8 @@ import numpy as np
 import warp as wp
 from mujoco_warp._src.render_util import texture_pixels
 
-from metasim.sim.base import UnsupportedScene
 from metasim.sim.cameras import View
+from metasim.sim.state import UnsupportedScene
 from metasim.sim.warp.fields import STATIC_POSE_FIELDS, place_static_geoms, set_world_field
 from metasim.sim.warp.frames import FrameResolver, host
 from metasim.sim.warp.gl_shading import render_module

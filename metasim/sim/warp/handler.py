@@ -35,9 +35,10 @@ import numpy as np
 import warp as wp
 
 from metasim.scene.compile import CompiledScene
-from metasim.sim.base import DeviceController, SimState, Substep, UnsupportedScene
-from metasim.sim.mujoco.handler import BackendHandler as NativeHandler
+from metasim.sim.mujoco.host import HostHandler
 from metasim.sim.mujoco.legacy import legacy_aref_needed
+from metasim.sim.schedule import schedule
+from metasim.sim.state import DeviceController, SimState, Substep, UnsupportedScene
 from metasim.sim.warp import batch
 from metasim.sim.warp.fields import STATIC_POSE_FIELDS, place_static_geoms, set_world_field
 from metasim.sim.warp.kernels import pack_poses, pack_rest, pack_row
@@ -52,13 +53,15 @@ from metasim.sim.warp.support import (
 )
 
 
-class BackendHandler(NativeHandler):
+class BackendHandler(HostHandler):
     """Batched MuJoCo Warp worlds. Options: `device` (a Warp device name, default CUDA if
     present else "cpu"); `nconmax` contacts and `njmax` constraint rows per world (default:
     16 and 8 times the scene's reference configuration's, at least 512 and 1,024; a
     step that overflows either raises instead of dropping contacts); `nthread` is
     accepted as every backend's is (the device parallelizes: 1); `graph` (default on) replays
     each control step's substeps as one captured CUDA graph on a CUDA device."""
+
+    supports_substep = True  # a controller with a device side (osc_pose) runs on the device
 
     def __init__(
         self,
@@ -71,6 +74,7 @@ class BackendHandler(NativeHandler):
         graph: bool = True,
     ) -> None:
         del nthread  # the device steps every world at once
+        super().__init__(compiled, num_envs, 1)  # the host copy: rendering, jacobians
         self.device = pick_device(device)
         model = compiled.model
         # True: the scene asks for weld rows without J̇v, which MuJoCo Warp adds: each
@@ -114,7 +118,7 @@ class BackendHandler(NativeHandler):
         self.graph = graph and self.device.startswith("cuda")
         self._graphs: dict[bool, Any] = {}
         self.singular = np.zeros(num_envs, dtype=bool)  # OSC met a singular J M⁻¹ Jᵀ
-        super().__init__(compiled, num_envs, nthread=1)  # resets every env (on the device)
+        self.reset(np.arange(num_envs), self.default_state(num_envs))  # on the device
 
     # ------------------------------------------------------------ stepping
 
@@ -123,21 +127,24 @@ class BackendHandler(NativeHandler):
         self._wd.ctrl.assign(ctrl.astype(np.float32))
 
     def _substeps(self, ctl: DeviceController | None) -> None:
+        """The control step's schedule (`metasim.sim.schedule`) on the device."""
         m, d = self._wm, self._wd
         obs = self.observe_substep if self._wobs is not None else None
-        for k in range(self.substeps):
-            if k + 1 == obs:  # the state the observed substep starts from
-                mjw.get_state(m, d, self._wobs[0], int(batch.SPEC))  # type: ignore[index]
-            if ctl is None and not self.legacy_aref:
-                mjw.step(m, d)
-            else:
+        plan = schedule(self.substeps, obs, self.legacy_aref, ctl is not None, False)
+        for op, k in plan.ops:
+            if op == "steps":
+                for _ in range(k):
+                    mjw.step(m, d)
+            elif op == "split":
                 mjw.step1(m, d)
                 if self.legacy_aref:
                     self._rewrite_weld_aref()
                 if ctl is not None:
                     ctl.substep(k, d)
                 mjw.step2(m, d)
-            if k + 1 == obs:  # the data right after it: poses of that state, joints after
+            elif op == "mark":  # the state the observed substep starts from
+                mjw.get_state(m, d, self._wobs[0], int(batch.SPEC))  # type: ignore[index]
+            else:  # "keep": the data right after it: poses of that state, joints after
                 self._pack_poses(self._at_obs, d)
                 mjw.get_state(m, d, self._wobs[1], int(batch.SPEC))  # type: ignore[index]
 
@@ -330,11 +337,8 @@ class BackendHandler(NativeHandler):
     # ------------------------------------------------------------ state
 
     def _reset(self, env_ids: np.ndarray, state: SimState) -> None:
-        rows = np.tile(self._blank, (len(env_ids), 1))
-        for name, cols in self._layout.items():
-            rows[:, cols] = np.asarray(getattr(state, name)).reshape(len(env_ids), -1)
         full = self._state.copy()
-        full[env_ids] = rows
+        full[env_ids] = self._rows_of(state, len(env_ids))
         self._ctrl[env_ids] = state.ctrl
         active = np.zeros(self.num_envs, dtype=bool)
         active[env_ids] = True
@@ -356,11 +360,6 @@ class BackendHandler(NativeHandler):
             self._read_contacts()
         fresh, reset = self._contacts, set(env_ids.tolist())
         self._contacts = [fresh[i] if i in reset else keep[i] for i in range(len(keep))]
-
-    def site_jacobian(self, site: int) -> np.ndarray:
-        if site in self._jac:
-            return self._jac[site]
-        return super().site_jacobian(site)  # other sites: from the host rows (off the step)
 
     # ------------------------------------------------------------ model edits
 

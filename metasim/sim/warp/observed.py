@@ -22,7 +22,7 @@ import mujoco_warp as mjw
 import numpy as np
 import warp as wp
 
-from metasim.sim.mujoco.handler import SPEC
+from metasim.sim.mujoco.rows import SPEC
 
 
 @wp.kernel(enable_backward=False)

@@ -11,7 +11,7 @@ from typing import Any
 
 import mujoco
 
-from metasim.sim.base import UnsupportedScene
+from metasim.sim.state import UnsupportedScene
 
 
 def pick_device(device: str | None) -> str:
