@@ -172,10 +172,9 @@ def module_of(path: Path) -> str:
     return name.removesuffix(".__init__")
 
 
-# Circles inside these packages are not failures yet: the sim layer's circle (sim/base ->
-# sim/cameras -> sim/warp -> sim/mujoco/handler -> sim/base) is being taken apart in the
-# sim-layer step; then this is empty.
-CIRCLES_ALLOWED_IN = ("metasim.sim",)
+# Packages whose circles are not failures (none: the sim layer's circle was taken apart in
+# issue 46's sim-layer step).
+CIRCLES_ALLOWED_IN: tuple[str, ...] = ()
 
 
 def dependencies(mod: str, path: Path, modules: set[str]) -> set[str]:

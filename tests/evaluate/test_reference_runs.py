@@ -7,7 +7,7 @@ before the typed-rollout refactor (issue 11), with the default suite and policy:
 - pert: `metasim eval perturbation=standard episodes=2 suite.tasks=[lift_cube,open_drawer]`
 
 Re-made since: pert, when success came to read the poses of the last substep's state
-(issue 20, `Handler.step_kinematics`): one lift_cube episode (cell ab942ae03d, episode 1)
+(issue 20, `Handler.kinematics(at="step")`): one lift_cube episode (cell ab942ae03d, episode 1)
 succeeds a control step later (43 steps, was 42); nothing else changed (base is as it was).
 Both re-made when the scripted pick chose its grasp from the object's geometry and gained
 a centring phase over the object (issue 24): every pick takes 11-33 more control steps
