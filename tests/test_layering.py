@@ -29,6 +29,7 @@ LAYERS = {
     "yamlio": 0,
     "guards": 0,
     "inputs": 0,
+    "splats": 0,  # Gaussian splat files (scene backgrounds, recon)
     "gl": 0,  # MUJOCO_GL chosen before mujoco is imported (metasim/__init__)
     "scene": 1,
     "sim": 2,
