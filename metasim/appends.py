@@ -1,5 +1,5 @@
 """Appends to metasim's append-only results files (collect's meta/metasim_episodes.jsonl,
-xcheck.jsonl) without ever following a symlink or blocking on a pipe (issue 47):
+xcheck.jsonl) without ever following a symlink or blocking on a pipe:
 
 - `open_append(path)`: a file descriptor for appending to `path`, which must be absent
   (it is created) or a regular file; a symlink (`O_NOFOLLOW`), a pipe, a device or a

@@ -1,5 +1,5 @@
 """One resume check for every verb that appends results to a folder and resumes into it
-(`metasim eval`, `metasim libero xcheck`, `metasim collect`).
+(`metasim eval`, `metasim check xcheck --benchmark libero`, `metasim collect`).
 
 A resumable folder records its outcome key: every setting that changes an episode's
 outcome, as JSON. The policy part is `rollout_key` (the policy kind with all its options,

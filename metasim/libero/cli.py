@@ -1,7 +1,7 @@
-"""`metasim libero parity --suite S --task I --init K [--steps N] [--seed R] [--json]
-[--frames DIR]`: an imported LIBERO task against LIBERO's own simulator;
-`metasim libero modeldiff --suite S --task I [--init K] [--json]`: its compiled model's
-fields against the reference's."""
+"""`metasim check parity --benchmark libero --suite S --task I --init K [--steps N]
+[--seed R] [--json] [--frames DIR]`: an imported LIBERO task against LIBERO's own
+simulator; `metasim check modeldiff --benchmark libero --suite S --task I [--init K]
+[--json]`: its compiled model's fields against the reference's."""
 
 from __future__ import annotations
 
@@ -116,8 +116,8 @@ def _save_frames(folder: str, frames: dict[str, np.ndarray]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run `metasim libero parity`; exit 0 (the misses are printed, not an error), 1 when the
-    reference simulator cannot run, 2 for bad arguments."""
+    """Run `metasim check parity --benchmark libero`; exit 0 (the misses are printed, not
+    an error), 1 when the reference simulator cannot run, 2 for bad arguments."""
     from metasim.libero.checks import parity
     from metasim.libero.reference.simulator import SPEC, RefSimError
 
@@ -138,8 +138,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_modeldiff(args: argparse.Namespace) -> int:
-    """Run `metasim libero modeldiff`: exit 0 when every difference is listed, 1 when one is
-    not or the reference simulator cannot run, 2 for bad arguments."""
+    """Run `metasim check modeldiff --benchmark libero`: exit 0 when every difference is
+    listed, 1 when one is not or the reference simulator cannot run, 2 for bad arguments."""
     from metasim.libero.checks import modeldiff, parity
     from metasim.libero.reference.simulator import SPEC, RefSimError
 

@@ -1,5 +1,5 @@
-"""`metasim libero xcheck (--policy NAME [policy.key=value ...] | --run DIR) --tasks
-SUITE/INDEX ... --inits SPEC [--fixture-draw HARNESS] [--closed-loop] [--out DIR]
+"""`metasim check xcheck --benchmark libero (--policy NAME [policy.key=value ...] |
+--run DIR) --tasks SUITE/INDEX ... --inits SPEC [--fixture-draw HARNESS] [--closed-loop] [--out DIR]
 [--release N] [--shard I/N] [--json]`:
 does a policy's metasim success mean a LIBERO success? (metasim.libero.checks.xcheck).
 With `--fixture-draw openpi` a pair is openpi's episode k: metasim's episode k takes the
@@ -161,7 +161,8 @@ def rollout_spec(args: argparse.Namespace) -> tuple[Any, list[str], str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run `metasim libero xcheck`: 0 done, 1 the reference failed, 2 bad input."""
+    """Run `metasim check xcheck --benchmark libero`: 0 done, 1 the reference failed, 2
+    bad input."""
     from metasim.libero.checks.xcheck_run import format_summary, run_xcheck
     from metasim.libero.reference.simulator import SPEC, RefSimError
 

@@ -1,4 +1,4 @@
-"""The benchmark kit's shared layer (issue 32): what every benchmark's checks against its
+"""The benchmark kit's shared layer: what every benchmark's checks against its
 reference simulator use, whatever the benchmark.
 
 - `benchmark`: the `Benchmark` entry a plug-in registers, from which `metasim check` and

@@ -1,6 +1,6 @@
 """LeRobot's own evaluation, `lerobot-eval`, run unmodified in a benchmark's reference venv.
 
-The other harness of "one checkpoint, two harnesses" (issue 31): the checkpoint that
+The other harness of "one checkpoint, two harnesses": the checkpoint that
 `metasim eval policy=lerobot_metaworld` scores is scored by LeRobot 0.4.4's
 `lerobot.scripts.lerobot_eval.main` too, on the benchmark package itself (Meta-World 3.1.1
 on MuJoCo 3.3.0 in .cache/metaworld-ref; LIBERO on robosuite 1.4 / MuJoCo 3.17 in

@@ -1,4 +1,4 @@
-"""The client of a LeRobot peer (issue 31, the peer-code convention tests): LeRobot's own env
+"""The client of a LeRobot peer (the peer-code convention tests): LeRobot's own env
 for a benchmark, run in the benchmark's reference venv with the peer layer
 (`metasim.reference.peerlayer`) on its worker's path, driven over a pipe.
 

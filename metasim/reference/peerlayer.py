@@ -1,6 +1,6 @@
 """LeRobot's own env code inside the benchmarks' reference venvs: a package layer.
 
-The peer-code convention tests (issue 31) run LeRobot 0.4.4's `LiberoEnv` and
+The peer-code convention tests run LeRobot 0.4.4's `LiberoEnv` and
 `MetaworldEnv` with its `preprocess_observation` and env processors, in the reference venvs
 (.cache/libero-ref: robosuite 1.4 on MuJoCo 3.17; .cache/metaworld-ref: metaworld 3.1.1 on
 MuJoCo 3.3.0). Those venvs have neither torch nor lerobot, and they stay as they are (their

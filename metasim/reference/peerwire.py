@@ -1,4 +1,4 @@
-"""The worker side of a LeRobot peer (issue 31, the peer-code convention tests): LeRobot's own
+"""The worker side of a LeRobot peer (the peer-code convention tests): LeRobot's own
 env for a benchmark, built and driven as `lerobot-eval` does (LeRobot 0.4.4,
 lerobot/scripts/lerobot_eval.py), inside that benchmark's reference venv. stdlib + numpy
 here (torch and lerobot come from the peer layer, `PEER_PATH`, appended to `sys.path`);

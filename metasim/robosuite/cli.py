@@ -1,11 +1,10 @@
-"""`metasim robosuite modeldiff [--tasks Lift,Stack] [--json]`: metasim's compiled
-robosuite tasks against robosuite's own MjModel (checks/modeldiff.py); exit 1 on an
-unlisted difference. Also `metasim check modeldiff --benchmark robosuite`.
+"""`metasim check modeldiff --benchmark robosuite [--tasks Lift,Stack] [--json]`:
+metasim's compiled robosuite tasks against robosuite's own MjModel (checks/modeldiff.py);
+exit 1 on an unlisted difference.
 
-`metasim robosuite xcheck [--policy robosuite_expert] [--tasks ...] [--episodes 0-19]
-[--out FILE] [--json]`: the policy's episodes in metasim replayed in robosuite, each
-outcome on both sides (checks/xcheck.py). Also `metasim check xcheck --benchmark
-robosuite`."""
+`metasim check xcheck --benchmark robosuite [--policy robosuite_expert] [--tasks ...]
+[--episodes 0-19] [--out FILE] [--json]`: the policy's episodes in metasim replayed in
+robosuite, each outcome on both sides (checks/xcheck.py)."""
 
 from __future__ import annotations
 
@@ -68,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_xcheck(args: argparse.Namespace) -> int:
-    """`metasim robosuite xcheck`: 0 done, 1 the reference failed, 2 bad input."""
+    """`metasim check xcheck --benchmark robosuite`: 0 done, 1 the reference failed, 2 bad input."""
     from metasim.evaluate.config import compose
     from metasim.robosuite.checks.xcheck import row_json
     from metasim.robosuite.checks.xcheck import run_xcheck as run_both

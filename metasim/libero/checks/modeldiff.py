@@ -13,9 +13,9 @@ would show as differences of its own.
 
 LIBERO samples fixture placements at every reset (up to ~1.5 cm); the diff resets the
 reference to init state K with seed 0 and puts metasim's fixtures at the reference's
-poses (`parity.place_fixtures`, as `metasim libero parity` does before stepping) and its
-objects where the reference's model has them (`place_objects`: where an object starts is
-state), then recomputes metasim's derived constants (`mj_setConst`).
+poses (`parity.place_fixtures`, as `metasim check parity --benchmark libero` does
+before stepping) and its objects where the reference's model has them (`place_objects`:
+where an object starts is state), then recomputes metasim's derived constants (`mj_setConst`).
 
 Names (`ref_name`): metasim's robot and arena elements carry the prefixes `robot/` and `arena/`, an
 object's or fixture's root body is `<instance>` (LIBERO's `<instance>_main`) and an

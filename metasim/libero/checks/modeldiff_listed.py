@@ -1,8 +1,9 @@
-"""The listed differences of `metasim libero modeldiff`: what metasim's compiled LIBERO
-task may hold differently from the reference's model, and why (the kit's model-diff engine,
-`metasim.reference.modeldiff`, reads them). docs/libero.md mirrors `LISTED` in its
-model-diff table (tests/libero/test_modeldiff.py checks both agree). The renderer's and
-MuJoCo 3.17's entries are robosuite's (`metasim.robosuite.checks.modeldiff_listed`)."""
+"""The listed differences of `metasim check modeldiff --benchmark libero`: what metasim's
+compiled LIBERO task may hold differently from the reference's model, and why (the
+kit's model-diff engine, `metasim.reference.modeldiff`, reads them). docs/libero.md
+mirrors `LISTED` in its model-diff table (tests/libero/test_modeldiff.py checks both
+agree). The renderer's and MuJoCo 3.17's entries are robosuite's
+(`metasim.robosuite.checks.modeldiff_listed`)."""
 
 from __future__ import annotations
 

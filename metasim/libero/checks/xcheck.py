@@ -1,4 +1,4 @@
-"""Success agreement between metasim and LIBERO (`metasim libero xcheck`).
+"""Success agreement between metasim and LIBERO (`metasim check xcheck --benchmark libero`).
 
 Does a policy's metasim success mean a LIBERO success? For each requested (task, init):
 

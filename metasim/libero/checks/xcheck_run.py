@@ -1,6 +1,6 @@
-"""`metasim libero xcheck` runs: episodes replayed in LIBERO or a policy run closed-loop
-in LIBERO itself, appended to `<out>/xcheck.jsonl`, and the per-task summary with the
-paired interval on the success-rate difference (`<out>/xcheck_summary.json`,
+"""`metasim check xcheck --benchmark libero` runs: episodes replayed in LIBERO or a policy
+run closed-loop in LIBERO itself, appended to `<out>/xcheck.jsonl`, and the per-task
+summary with the paired interval on the success-rate difference (`<out>/xcheck_summary.json`,
 `metasim.libero.checks.xcheck_summary`).
 
 Closed loop in the reference (`mode="closed_loop"`): LIBERO's env is the world, started

@@ -1,5 +1,5 @@
-"""The summary of `metasim libero xcheck` (`<out>/xcheck_summary.json` and the table it
-prints): per mode and task, both success rates with Wilson intervals and the paired
+"""The summary of `metasim check xcheck --benchmark libero` (`<out>/xcheck_summary.json`
+and the table it prints): per mode and task, both success rates with Wilson intervals and the paired
 interval on their difference (`metasim.stats.paired`), and the disagreements by cause."""
 
 from __future__ import annotations

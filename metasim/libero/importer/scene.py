@@ -45,7 +45,7 @@ OBSERVE_SUBSTEP = 24
 # Damping of every LIBERO object's free joint, on all six dofs: LIBERO's object classes
 # (libero/envs/objects: google_scanned, hope, turbosquid, articulated, self-designed)
 # create it as `dict(type="free", damping="0.0005")` (checked in the reference's live
-# model by `metasim libero modeldiff`).
+# model by `metasim check modeldiff --benchmark libero`).
 OBJECT_DAMPING = 0.0005
 # Episode step limits per suite (openpi's LIBERO client; LeRobot uses the same but 280
 # for spatial); the settle steps come on top.

@@ -1,5 +1,5 @@
 """The peers' own LIBERO harness code run in the LIBERO reference venv, driven over a pipe
-(issue 31, the peer-code convention test): LeRobot's LIBERO env
+(the peer-code convention test): LeRobot's LIBERO env
 (`lerobot.envs.libero.LiberoEnv`, its `preprocess_observation` and env processors, LeRobot
 0.4.4), the peer of metasim's `lerobot_libero` preset; and openpi's LIBERO client
 (`examples/libero/main.py`, from a fetched source never copied into metasim, see

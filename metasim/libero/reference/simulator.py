@@ -4,8 +4,8 @@ facts are `metasim.robosuite.reference.simulator`'s), driven over a pipe.
 
 metasim pins MuJoCo 4 and never imports robosuite; the reference runs in a subprocess
 (`worker.py`, JSON lines, arrays as base64, never pickle) so parity tests and
-`metasim libero parity` can compare metasim against the simulator LIBERO's numbers come
-from. Rendering uses EGL (MUJOCO_GL=egl).
+`metasim check parity --benchmark libero` can compare metasim against the simulator
+LIBERO's numbers come from. Rendering uses EGL (MUJOCO_GL=egl).
 
     with ReferenceSim() as ref:
         info = ref.load("libero_goal", 0)          # OffScreenRenderEnv, 256x256 cameras

@@ -1,5 +1,5 @@
-"""Does a policy's metasim success mean a robosuite success? (`metasim robosuite xcheck`,
-also `metasim check xcheck --benchmark robosuite`.)
+"""Does a policy's metasim success mean a robosuite success?
+(`metasim check xcheck --benchmark robosuite`.)
 
 For each task and episode: metasim runs the policy closed-loop (`run_task`, the eval
 path), recording through the rollout's hooks the start state in robosuite's joint layout

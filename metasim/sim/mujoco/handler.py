@@ -6,8 +6,8 @@ thread (the calling one is worker 0) owns one scratch MjData and steps the envs 
 next: load the row (`mj_setState`), `mj_step(nstep=substeps)` (MuJoCo releases the GIL
 inside), store the row, refresh kinematics and copy the poses into shared (B, ...)
 buffers (one copy per run of them in the MjData: `poses.py`). One MjData per thread
-keeps the working set in cache (as `mujoco.rollout` does: ~1.5x faster here than
-round-robin over per-env MjData) and memory flat in `num_envs`; the result is bitwise
+keeps the working set in cache (as `mujoco.rollout` does; faster than round-robin over
+per-env MjData: docs/log/backends.md) and memory flat in `num_envs`; the result is bitwise
 the same as stepping each env continuously. What runs between the substeps (a host
 controller, the legacy weld aref, the observation instant) is the step's schedule
 (`schedule.py`), which every path reads: a step with an empty one (no contacts

@@ -7,12 +7,12 @@ material of shininess 0 has a flat specular (pow(n.h, 0) = 1). MuJoCo Warp's sha
 multiplies the texture into the base colour first, adds the specular after and clamps
 last, and skips the specular at shininess 0: a textured surface under bright lights
 (LIBERO's kitchens: a directional light of 0.8 plus two spots) saturates to white where
-OpenGL shows the texture (13.8 dB -> 30.1 dB on libero_90/5's agentview), and LIBERO's
+OpenGL shows the texture (docs/log/rendering.md has the PSNR before and after), and LIBERO's
 table (specular 0.2, shininess 0) is darker than OpenGL's. A light that casts shadows
 (with shadows on) OpenGL draws in a pass of its own after the others, clamped alone and
 added to the frame (blend ONE, ONE): clamp(lit) x texture + clamp(own lit) x texture x
 lit-or-shadowed, which goes brighter than the texture where the other lights saturate
-(Meta-World's floor: 219 against its texture's 188); the edited kernel sums it so, and an
+(Meta-World's floor, brighter than its texture); the edited kernel sums it so, and an
 occluded point gets `shadow_fraction` of it (OpenGL: 0). `render_module()` returns a
 copy of MuJoCo Warp's render module whose megakernel follows OpenGL's order; it is made
 from the installed module's source with a few line edits (written to a cache file, since
