@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from metasim.libero.kinds.models import MjcfFixtureSpec
 from metasim.perturb.axes import SCENE_AXES
+from metasim.robosuite.fixtures import MjcfFixtureSpec
 from metasim.scene.schema import Scene
 
 

@@ -18,6 +18,7 @@ metasim benchmark plug-in (declared in pyproject.toml's `metasim.plugins`):
 from metasim.robosuite import benchmark as _benchmark  # noqa: F401  (its Benchmark entry)
 from metasim.robosuite import cli as _cli  # noqa: F401  (the `metasim robosuite` verb)
 from metasim.robosuite import expert as _expert  # noqa: F401  (kind robosuite_expert)
+from metasim.robosuite import fixtures as _fixtures  # noqa: F401  (fixture kind mjcf)
 from metasim.robosuite import kinds as _kinds  # noqa: F401  (predicate kinds)
 from metasim.robosuite import terms as _terms  # noqa: F401  (hand_quat_xyzw)
 from metasim.robosuite.importer import source as _source  # noqa: F401  (`robosuite:` source)

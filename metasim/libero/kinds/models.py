@@ -1,6 +1,7 @@
 """The schema models of LIBERO's kinds (see docs/libero.md), registered with the scene
 schema's open kinds (metasim.scene.kinds): predicate kinds LIBERO's BDDL goals need, and
-fixture kinds its scenes are made of (a part of an MJCF file, a box site).
+fixture kinds its scenes are made of (a box site; the part of an MJCF file, `type: mjcf`,
+is robosuite's: metasim.robosuite.fixtures).
 
 They state LIBERO's own checks (libero/libero/envs/object_states, predicates, objects):
 - `resting_on`: object A on object B: B's body origin is not above A's, the two touch,
@@ -16,13 +17,12 @@ They state LIBERO's own checks (libero/libero/envs/object_states, predicates, ob
 
 from __future__ import annotations
 
-import math
 from typing import Literal
 
-import numpy as np
-from pydantic import Field, model_validator
+from pydantic import model_validator
 from pydantic_core import PydanticCustomError
 
+from metasim.robosuite import fixtures as _mjcf_kind  # noqa: F401  (`mjcf`, before `site`)
 from metasim.scene.kinds import FIXTURE_KINDS, PREDICATE_KINDS
 from metasim.scene.predicate_base import PredicateBase, Ref
 from metasim.scene.schema_base import FixtureBase, NonNegFloat, PositiveFloat, Quat, Strict, Vec3
@@ -97,95 +97,7 @@ class JointValue(PredicateBase):
     joint_value: JointValueArgs
 
 
-# ---------------------------------------------------------------- MJCF fixtures and sites
-
-
-class TableResize(Strict):
-    """robosuite's TableArena edits of a body named `table`: top of `full_size` (x, y,
-    thickness) whose upper face is at `offset` (x, y, z), four legs down to z = 0."""
-
-    full_size: tuple[PositiveFloat, PositiveFloat, PositiveFloat]
-    offset: Vec3
-    friction: Vec3 = (0.6, 0.005, 0.0001)
-
-
-class FixturePlacement(Strict):
-    """Where a fixture's root body is put at every reset (LIBERO's fixture sampler,
-    `MultiRegionRandomSampler` without rejection): one of `regions` (world-frame x-y
-    rectangles (x0, y0, x1, y1)) chosen with equal odds, x and y uniform inside it, yaw
-    uniform in [yaw_low, yaw_high] about z; z stays the fixture's `pos` z. Drawn per
-    episode seed (`metasim.tasks.fixture_placement`); the fixture's `pos`/`quat` is the
-    nominal pose the model is compiled with."""
-
-    regions: list[tuple[float, float, float, float]] = Field(min_length=1)
-    yaw_low: float = 0.0
-    yaw_high: float = 0.0
-    episodes: list[tuple[float, float, float]] = Field(default_factory=list)
-    """A harness's draws (`metasim.libero.harness_draw`): episode k's world (x, y, yaw) is
-    `episodes[k]` (k < len); empty: every episode draws from its seed."""
-
-    @model_validator(mode="after")
-    def _ordered(self) -> FixturePlacement:
-        if any(x0 > x1 or y0 > y1 for x0, y0, x1, y1 in self.regions):
-            raise PydanticCustomError("range_order", "each region needs x0 <= x1 and y0 <= y1")
-        if self.yaw_low > self.yaw_high:
-            raise PydanticCustomError("range_order", "yaw_low must be <= yaw_high")
-        return self
-
-    def draw(self, z: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """One draw of LIBERO's fixture sampler: a rectangle with equal odds, x then y
-        uniform in it, then the yaw; (pos (3,) at height `z`, quat (4,) = yaw about z, w
-        first)."""
-        x0, y0, x1, y1 = self.regions[int(rng.integers(len(self.regions)))]
-        x, y = rng.uniform(x0, x1), rng.uniform(y0, y1)
-        yaw = rng.uniform(self.yaw_low, self.yaw_high)
-        quat = np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
-        return np.array([x, y, z]), quat
-
-
-@FIXTURE_KINDS.register("mjcf")
-class MjcfFixtureSpec(FixtureBase):
-    """A fixture from an MJCF file (absolute, or relative to the scene file). `body`: the
-    body of the file to take (its subtree, placed at `pos`/`quat` and renamed `name`);
-    None takes the whole worldbody at the origin (an arena: floor, walls, lights). Names
-    inside get `prefix`. Joints inside stay (articulated fixtures); nothing is free."""
-
-    type: Literal["mjcf"]
-    name: str
-    file: str
-    body: str | None = None
-    prefix: str = ""
-    pos: Vec3 = (0.0, 0.0, 0.0)
-    quat: Quat = (1.0, 0.0, 0.0, 0.0)
-    table: TableResize | None = None
-    cameras: bool = True
-    """False drops the file's cameras (the scene declares its own)."""
-    lights: bool = True
-    """False drops the file's lights (the scene declares them in `lights`, where the light
-    perturbation axes reach them)."""
-    textures: dict[str, str] = Field(default_factory=dict)
-    """Texture name in the file -> an image file that replaces its `file` (absolute, or
-    relative to the MJCF file's folder): how a background texture is swapped."""
-    placement: FixturePlacement | None = None
-    """With `body`: re-place the fixture at every reset (None: it stays at `pos`)."""
-
-    def placed(self) -> bool:
-        return self.placement is not None
-
-    def nominal_pose(self) -> tuple[Vec3, Quat]:
-        return self.pos, self.quat
-
-    def episode_pose(self, episode: int) -> tuple[np.ndarray, np.ndarray] | None:
-        if self.placement is None or not self.placement.episodes:
-            return None
-        x, y, yaw = self.placement.episodes[episode % len(self.placement.episodes)]
-        quat = np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
-        return np.array([x, y, self.pos[2]]), quat
-
-    def draw_pose(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        if self.placement is None:
-            return super().draw_pose(rng)
-        return self.placement.draw(self.pos[2], rng)
+# ---------------------------------------------------------------- sites
 
 
 @FIXTURE_KINDS.register("site")
