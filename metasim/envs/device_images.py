@@ -15,16 +15,18 @@ from typing import Any
 
 import numpy as np
 
+from metasim.envs.noise import RuntimeNoise
 
-def device_refusal(backend: str, renderer: str, image_noise: float) -> str:
+
+def device_refusal(backend: str, renderer: str, noise: RuntimeNoise) -> str:
     """Why images cannot stay on the device for this env ("" when they can)."""
     if backend != "warp" or renderer != "warp":
         return (
             f"images stay on the device only with backend=warp render=warp (here "
             f"backend={backend} render={renderer}): the rig and the physics share the device"
         )
-    if image_noise:
-        return "runtime image noise is added on the host (noise.image_noise)"
+    if noise.image_noise or noise.image_blur:
+        return "runtime image noise and blur are applied on the host (noise.image_noise/blur)"
     try:
         import torch  # noqa: F401
     except ModuleNotFoundError:

@@ -24,7 +24,7 @@ from metasim.control.action_kinds.base import native_kind
 from metasim.control.actions import ActionController, ActionKind
 from metasim.envs.cameras import CameraView, image_dict, rig_views
 from metasim.envs.device_images import as_array_type, device_frames, device_refusal, host_array
-from metasim.envs.noise import RuntimeNoise
+from metasim.envs.noise import RuntimeNoise, perturb_images
 from metasim.envs.settle import SettleSteps
 from metasim.envs.terms import Layout, group_reader, scene_parts, terms_of
 from metasim.scene.compile import CompiledScene, compile_scene
@@ -351,7 +351,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
     def use_device_images(self) -> str:
         """Images as torch tensors on the device of the physics and the rig, no host copy
         (metasim.envs.device_images); "" when switched, else why not (host arrays)."""
-        why = device_refusal(self.backend, self.renderer, self.noise.image_noise)
+        why = device_refusal(self.backend, self.renderer, self.noise)
         self.device_images = not why
         return why
 
@@ -381,10 +381,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
                 if term.noise:
                     group = groups[term.group]
                     group[key] = group[key] + self._gauss(std, group[key].shape[1:])
-        if self.noise.image_noise:
-            for key in [k for k in policy if k.endswith("_rgb")]:
-                noisy = policy[key] + self._gauss(self.noise.image_noise, policy[key].shape[1:])
-                policy[key] = np.clip(noisy, 0, 255).astype(np.uint8)
+        perturb_images(policy, self.noise, self._gauss)
 
     def _out(self, value: Any) -> Any:
         return as_array_type(value, self.array_type, self.device)

@@ -349,6 +349,11 @@ def _image_noise(noise: RuntimeNoise, value: Any) -> RuntimeNoise:
     return replace(noise, image_noise=float(value))
 
 
+@RUNTIME_AXES.register("image_blur")
+def _image_blur(noise: RuntimeNoise, value: Any) -> RuntimeNoise:
+    return replace(noise, image_blur=float(value))
+
+
 @RUNTIME_AXES.register("action_noise")
 def _action_noise(noise: RuntimeNoise, value: Any) -> RuntimeNoise:
     return replace(noise, action_noise=float(value))

@@ -88,6 +88,7 @@ def test_every_axis_is_covered():
     assert set(RUNTIME_AXES.names()) == {
         "state_noise",
         "image_noise",
+        "image_blur",
         "action_noise",
         "action_latency",
     }
