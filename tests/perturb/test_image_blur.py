@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from metasim.envs.device_images import device_refusal
 from metasim.envs.noise import RuntimeNoise, blur_images, perturb_images
 from metasim.envs.vec_env import MetasimVectorEnv
