@@ -11,6 +11,7 @@ machine (docs/install.md, "On a GPU machine").
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from email.parser import Parser
@@ -125,3 +126,54 @@ except NoOpenGL as exc:
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.startswith("NoOpenGL: no OpenGL for MuJoCo"), run.stdout
+
+
+def test_a_plain_install_carries_the_data_folders(tmp_path: Path) -> None:
+    """`pip install .` (a wheel, not editable) finds the built-in scenes, policies, grids
+    and eval configs: setup.py's build hook puts the root's data folders into the wheel as
+    metasim/_data, and metasim.paths reads them there when no checkout is beside the
+    package; the reference venvs then go under the user cache, not into site-packages."""
+    import shutil
+    import zipfile
+
+    from metasim.paths import DATA_FOLDERS
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
+    for name in ("metasim", *DATA_FOLDERS):
+        shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+    pip = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
+    build = subprocess.run(
+        [*pip, "-w", str(tmp_path / "dist"), str(src)],
+        capture_output=True,
+        text=True,
+    )
+    assert build.returncode == 0, build.stderr[-2000:]
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    want = {
+        "metasim/_data/" + p.relative_to(ROOT).as_posix()
+        for name in DATA_FOLDERS
+        for p in (ROOT / name).rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    assert want and want <= names, sorted(want - names)[:5]
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    code = (
+        "import metasim, metasim.paths as p; "
+        "print(metasim.__file__, p.SCENES, (p.SCENES / 'lift_cube.yaml').is_file(), "
+        "(p.EVAL / 'config.yaml').is_file(), p.project_cache('libero-ref'))"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("METASIM_ROOT", "METASIM_CACHE")}
+    env |= {"PYTHONPATH": str(site), "METASIM_CACHE": str(tmp_path / "cache")}
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    package, scenes, scene_there, eval_there, venv = run.stdout.split()
+    assert package.startswith(str(site)) and scenes == str(site / "metasim" / "_data" / "scenes")
+    assert scene_there == eval_there == "True"
+    assert venv == str(tmp_path / "cache" / "libero-ref")

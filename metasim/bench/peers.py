@@ -49,11 +49,11 @@ from metasim.guards import (
     out_file,
     starts_with,
 )
-from metasim.paths import ROOT
+from metasim.paths import ROOT, project_cache
 from metasim.reference.spec import Reference, ReferenceSpec
 from metasim.scene import compile_file
 
-VENV = ROOT / ".cache" / "envpool-ref"
+VENV = project_cache("envpool-ref")
 ENVPOOL_PIN = "envpool==1.2.5"
 TASK = "PandaPickCube-v1"
 SCENE = ROOT / "bench" / "peers" / "panda_pick_cube.yaml"

