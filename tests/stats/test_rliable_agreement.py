@@ -65,7 +65,7 @@ def _build_venv() -> str | None:
     pip = [str(VENV / "bin" / "python"), "-m", "pip", "--disable-pip-version-check"]
     steps = [
         [sys.executable, "-m", "venv", str(VENV)],
-        [*pip, "install", "-q", "--timeout", "30", "--retries", "1", *REQUIREMENTS],
+        [*pip, "install", "-q", "--timeout", "60", "--retries", "3", *REQUIREMENTS],
     ]
     for step in steps:
         try:
@@ -74,7 +74,9 @@ def _build_venv() -> str | None:
             proc = subprocess.CompletedProcess(step, 1, "", "timed out after 900 s")
         if proc.returncode != 0:
             shutil.rmtree(VENV, ignore_errors=True)
-            return "cannot build the rliable==1.2.0 test virtualenv: " + proc.stderr[-400:]
+            # pip's warnings about index locations it skips hide the error: drop them
+            said = [ln for ln in proc.stderr.splitlines() if "is ignored: it is neither" not in ln]
+            return "cannot build the rliable==1.2.0 test virtualenv: " + "\n".join(said)[-600:]
     marker.write_text(" ".join(REQUIREMENTS))
     return None
 
