@@ -95,13 +95,12 @@ def background_issues(scene: Scene, base_dir: Path, files: bool = True) -> Itera
         yield ("background", "splats"), f"file {bg.splats!r} holds no splats"
 
 
-def fallback_geoms(model: mujoco.MjModel, scene: Scene) -> np.ndarray:
-    """Ids of the geoms of the background's fallback object (its body's subtree): what
-    the warp renderer hides where it draws the splats. Empty without a fallback."""
-    bg = scene.background
-    if bg is None or bg.fallback is None:
+def fallback_geoms(model: mujoco.MjModel, fallback: str | None) -> np.ndarray:
+    """Ids of the geoms of the object `fallback` (its body's subtree; a background's
+    mesh fallback): what the warp renderer hides where it draws the splats."""
+    if fallback is None:
         return np.zeros(0, dtype=np.int64)
-    root = model.body(bg.fallback).id
+    root = model.body(fallback).id
     inside = np.zeros(model.nbody, dtype=bool)
     for b in range(model.nbody):  # parents come before their children
         inside[b] = b == root or (b > 0 and inside[model.body_parentid[b]])

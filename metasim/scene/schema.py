@@ -336,7 +336,7 @@ class Scene(Strict):
         data = handler(self)
         if isinstance(data, dict) and data.get("background") is None:
             data.pop("background", None)
-        return data  # type: ignore[no-any-return]
+        return data
 
 
 # The schema's models, the building blocks and the task models included (re-exported).

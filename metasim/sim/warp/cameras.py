@@ -138,8 +138,8 @@ class WarpRig:
                 )
         self._groups = view_groups(self.views)
         self.backgrounds = backgrounds or scene_backgrounds(handler)
-        hide = fallback_geoms(model, handler.compiled.scene) if self.backgrounds else []
-        self._traced = hidden_model(model, np.asarray(hide, dtype=np.int64))
+        fallback = self.backgrounds.fallback if self.backgrounds else None
+        self._traced = hidden_model(model, fallback_geoms(model, fallback))
         # Anti-aliasing: each camera traced at n x its size in one launch, then averaged
         # over n x n blocks on the host: the same sub-pixel rays as MuJoCo Warp's own
         # samples_per_pixel (images within 56-59 dB of it), which launches the kernel n²
@@ -277,7 +277,7 @@ def scene_backgrounds(handler: Handler) -> SplatGroups | None:
     if bg is None:
         return None
     splats = load_background(bg, compiled.base_dir)
-    return SplatGroups([splats], np.zeros(handler.num_envs, dtype=np.int32))
+    return SplatGroups([splats], [0] * handler.num_envs, bg.fallback)
 
 
 __all__ = ["WarpRig", "scene_backgrounds", "view_groups"]

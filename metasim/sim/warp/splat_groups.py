@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import mujoco
@@ -23,6 +24,9 @@ import numpy as np
 import warp as wp
 from mujoco_warp._src.bvh import compute_bvh_group_roots
 
+from metasim.scene.background import load_background
+from metasim.scene.render_schema import BackgroundSpec
+from metasim.scene.schema import Scene
 from metasim.splats import Splats
 
 # A geom group outside the ray tracer's enabled ones (0, 1, 2): geoms moved there are not drawn.
@@ -40,13 +44,17 @@ def hidden_model(model: mujoco.MjModel, geoms: np.ndarray) -> mujoco.MjModel:
 
 class SplatGroups:
     """`groups` (each a background's splats, scene frame) and `world_group` (nworld,):
-    the group each world draws."""
+    the group each world draws; `fallback`: the object (a background's mesh fallback)
+    the rig hides, or None."""
 
-    def __init__(self, groups: Sequence[Splats], world_group: Sequence[int]) -> None:
+    def __init__(
+        self, groups: Sequence[Splats], world_group: Sequence[int], fallback: str | None = None
+    ) -> None:
         if not groups or any(len(g) == 0 for g in groups):
             raise ValueError("every splat group needs at least one splat")
         self.groups = list(groups)
         self.world_group = self._checked(world_group)
+        self.fallback = fallback
         self._roots: list[np.ndarray] = []  # per context: the BVH root of each group
 
     def _checked(self, world_group: Sequence[int]) -> np.ndarray:
@@ -85,4 +93,38 @@ class SplatGroups:
             rc.splat_group_root.assign(roots[ids].astype(np.int32))
 
 
-__all__ = ["HIDDEN_GROUP", "SplatGroups", "hidden_model"]
+def invisible() -> Splats:
+    """One splat no ray sees (transparent, tiny, far below the scene): the group of a
+    world drawn without a background in a batch whose other worlds have one."""
+    return Splats(
+        np.array([[0.0, 0.0, -1.0e6]], dtype=np.float32),
+        np.array([[1.0, 0.0, 0.0, 0.0]], dtype=np.float32),
+        np.full((1, 3), 1.0e-6, dtype=np.float32),
+        np.zeros((1, 4), dtype=np.float32),
+    )
+
+
+def background_groups(scenes: Sequence[Scene], base_dir: Path | None) -> SplatGroups | None:
+    """The splat groups of a batch whose world w is drawn as `scenes[w]` (e.g. the cells
+    of a `background` grid axis, one per world): one group per distinct background, each
+    world given its own; None if no scene has a background. Worlds without one draw an
+    invisible group. The mesh fallback is hidden only if every world has splats (then
+    all must name the same fallback; a context hides a geom in every world or in none)."""
+    specs = [s.background for s in scenes]
+    if all(b is None for b in specs):
+        return None
+    distinct: list[BackgroundSpec | None] = []
+    for b in specs:
+        if b not in distinct:
+            distinct.append(b)
+    groups = [invisible() if b is None else load_background(b, base_dir) for b in distinct]
+    fallbacks = {b.fallback if b is not None else None for b in specs}
+    if len(fallbacks) > 1 and None not in specs:
+        raise ValueError(
+            f"the worlds' backgrounds name different fallbacks: {sorted(map(str, fallbacks))}"
+        )
+    fallback = None if None in specs else fallbacks.pop()
+    return SplatGroups(groups, [distinct.index(b) for b in specs], fallback)
+
+
+__all__ = ["HIDDEN_GROUP", "SplatGroups", "background_groups", "hidden_model", "invisible"]
