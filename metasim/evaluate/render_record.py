@@ -45,16 +45,16 @@ def image_inputs(render: str | None, tasks: list[str]) -> dict[str, str] | None:
 
 
 def background_records(plan: Plan, render: str | None) -> dict[str, dict[str, Any]] | None:
-    """Per task and cell whose scene has a scanned background, what its images showed
-    behind the meshes (`metasim.scene.background.background_record`: splats under the
-    warp renderer, the mesh fallback under OpenGL); None if no scene has one."""
+    """Per task and cell, what its images showed behind the meshes
+    (`metasim.scene.background.background_record`: splats under the warp renderer, the
+    mesh fallback under OpenGL; `{"kind": "none"}` for a scene without one); None if no
+    scene of the run has a background."""
     from metasim.scene.background import background_record
 
     out: dict[str, dict[str, Any]] = {}
     for item in plan.items():
-        scene = item.scene
-        renderer = render or scene.render.renderer
-        record = background_record(scene, item.task.path.parent, renderer)
-        if record is not None:
-            out.setdefault(item.name, {})[item.cell.id] = record
-    return out or None
+        renderer = render or item.scene.render.renderer
+        record = background_record(item.scene, item.task.path.parent, renderer)
+        out.setdefault(item.name, {})[item.cell.id] = record or {"kind": "none"}
+    shown = any(r["kind"] != "none" for cells in out.values() for r in cells.values())
+    return out if shown else None

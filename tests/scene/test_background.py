@@ -100,3 +100,31 @@ def test_a_fallback_naming_no_object_is_refused(tmp_path: Path, capsys) -> None:
     path.write_text(path.read_text().replace("fallback: wall", "fallback: nowhere"))
     err = refused(capsys, ["scene", "validate", str(path)])
     assert "background.fallback" in err and "nowhere" in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("render", "kind"), [("opengl", "mesh"), ("warp", "splats")])
+def test_eval_records_each_cells_background(tmp_path: Path, monkeypatch, render, kind) -> None:
+    """`metasim eval` over a background grid: manifest and summary name, per cell, the
+    background its images had; a resume with the same files is accepted."""
+    from metasim.cli.main import main
+
+    if render == "warp":
+        pytest.importorskip("mujoco_warp", reason="the warp extra is not installed")
+    monkeypatch.chdir(tmp_path)
+    scene = write_scene(tmp_path)
+    (tmp_path / "rooms.yaml").write_text(
+        "name: rooms\ndesign: factorial\n"
+        "factors: [{name: room, axis: background, levels: [none, blue.ply]}]\n"
+    )
+    argv = ["eval", f"suite.tasks=[{scene}]", "policy=noop", "episodes=1", f"render={render}",
+            "perturbation=rooms.yaml", "out=run"]  # fmt: skip
+    assert main(argv) == 0
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    cells = manifest["backgrounds"]["splat_probe"]
+    assert summary["backgrounds"] == manifest["backgrounds"]
+    assert sorted(r["kind"] for r in cells.values()) == sorted(["none", kind])
+    blue = next(r for r in cells.values() if r["kind"] == kind)
+    assert blue["file"] == str(tmp_path / "blue.ply") and blue["n_splats"] == 1
+    assert main(argv) == 0  # resumed: the same manifest
