@@ -34,6 +34,7 @@ from metasim.evaluate.hooks import Hooks
 from metasim.evaluate.plan import Plan, PlanItem
 from metasim.evaluate.policy_io import image_bytes_per_env
 from metasim.evaluate.records import EpisodeRecord
+from metasim.evaluate.render_record import background_records
 from metasim.evaluate.rollout import check_fit, run_task
 from metasim.evaluate.runner import versions
 from metasim.guards import write_atomic
@@ -168,6 +169,9 @@ def collect(
     try:
         provenance = writer.root / "meta" / "metasim_versions.json"  # of the last run
         write_atomic(provenance, json.dumps(versions(), indent=2) + "\n")
+        if backgrounds := background_records(plan, cfg.render):  # what the images showed
+            shown = writer.root / "meta" / "metasim_backgrounds.json"
+            write_atomic(shown, json.dumps(backgrounds, indent=2) + "\n")
         done = {(r["task"], r["cell"], r["episode"]) for r in writer.records()}
         if start is not None:
             held = {name: sum(t == name for t, _, _ in done) for name in plan.names}

@@ -1,10 +1,15 @@
-"""What a run records of its camera renderer: the manifest's `renderer`, and the
-summary's `image_inputs` note where the images are not the benchmark's own."""
+"""What a run records of its camera renderer: the manifest's `renderer`, the summary's
+`image_inputs` note where the images are not the benchmark's own, and (both) the
+`backgrounds` that scenes with a scanned background were drawn in."""
 
 from __future__ import annotations
 
 import os
 from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from metasim.evaluate.plan import Plan
 
 
 def renderer_record(render: str | None) -> str:
@@ -37,3 +42,19 @@ def image_inputs(render: str | None, tasks: list[str]) -> dict[str, str] | None:
                 f"tracer, not {source.render_reference}"
             )
     return notes or None
+
+
+def background_records(plan: Plan, render: str | None) -> dict[str, dict[str, Any]] | None:
+    """Per task and cell, what its images showed behind the meshes
+    (`metasim.scene.background.background_record`: splats under the warp renderer, the
+    mesh fallback under OpenGL; `{"kind": "none"}` for a scene without one); None if no
+    scene of the run has a background."""
+    from metasim.scene.background import background_record
+
+    out: dict[str, dict[str, Any]] = {}
+    for item in plan.items():
+        renderer = render or item.scene.render.renderer
+        record = background_record(item.scene, item.task.path.parent, renderer)
+        out.setdefault(item.name, {})[item.cell.id] = record or {"kind": "none"}
+    shown = any(r["kind"] != "none" for cells in out.values() for r in cells.values())
+    return out if shown else None

@@ -31,7 +31,7 @@ from metasim.evaluate.content import scene_record
 from metasim.evaluate.executors import Shard, check_ray, run_local, run_ray
 from metasim.evaluate.plan import Plan, PlanItem
 from metasim.evaluate.records import CellSummary, EpisodeRecord, RunSummary, TaskSummary
-from metasim.evaluate.render_record import image_inputs, renderer_record
+from metasim.evaluate.render_record import background_records, image_inputs, renderer_record
 from metasim.evaluate.store import RunStore
 from metasim.paths import ROOT
 from metasim.perturb import Cell, Grid
@@ -157,7 +157,8 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None, extend: bool = False)
     closed = False
     try:
         scenes = scene_record(plan.tasks)
-        store.check_manifest(manifest(cfg, names, plan.cell_ids, scenes), extend)
+        extra = {"backgrounds": b} if (b := background_records(plan, cfg.render)) else {}
+        store.check_manifest({**manifest(cfg, names, plan.cell_ids, scenes), **extra}, extend)
         runner = _Runner(cfg, store, progress, names, len(cells))
         adaptive: dict[str, Any] = {}
         for item in plan.items():
@@ -181,6 +182,7 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None, extend: bool = False)
             **sensitivity(records, names, plan.grid),
             adaptive=adaptive_summary(cfg, adaptive),
             image_inputs=image_inputs(cfg.render, cfg.suite.tasks),
+            **extra,
             config=cfg.model_dump(),
             versions=versions(),
             wall_time_s=time.perf_counter() - start,

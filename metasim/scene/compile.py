@@ -52,6 +52,8 @@ class CompiledScene:
     substeps: int
     # a prebuilt scene saved without its textures (state-only runs): cameras refuse
     untextured: bool = False
+    # the folder the scene's relative file names resolve against (its background's splats)
+    base_dir: Path | None = None
 
     @property
     def control_dt(self) -> float:
@@ -126,7 +128,7 @@ def compile_scene(
         msg = f"task.observe_substep: {observe} is past the last physics substep ({substeps})"
         raise MetasimInputError(str(source or scene.name), [msg])
     index = index_of(model, scene, robot)
-    return CompiledScene(scene, source, robot, spec, model, index, substeps)
+    return CompiledScene(scene, source, robot, spec, model, index, substeps, base_dir=base_dir)
 
 
 def load_prebuilt(path: Path, scene: Scene) -> CompiledScene:
@@ -163,7 +165,9 @@ def load_prebuilt(path: Path, scene: Scene) -> CompiledScene:
             "Export the task again with `metasim scene prebuild`",
         ) from None
     substeps = substeps_of(scene, model)
-    return CompiledScene(scene, path, robot, None, model, index, substeps, not textured)
+    return CompiledScene(
+        scene, path, robot, None, model, index, substeps, not textured, base_dir=path.parent
+    )
 
 
 def _dotted(loc: tuple[int | str, ...]) -> str:

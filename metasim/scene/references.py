@@ -10,6 +10,7 @@ from typing import Any
 from ruamel.yaml.error import YAMLError
 
 from metasim.errors import one_line as _one_line
+from metasim.scene.background import background_issues
 from metasim.scene.robots import RobotError, resolve_robot
 from metasim.scene.schema import (
     DrawerSpec,
@@ -135,6 +136,7 @@ def check_references(scene: Scene, base_dir: Path, files: bool = True) -> list[I
                     issues.append((("objects", i, attr), problem))
 
     issues.extend(_shuffle_issues(scene))
+    issues.extend(background_issues(scene, base_dir, files))
     task = scene.task
     dt = scene.physics.timestep
     if task.control_hz * dt > 1.0 + 1e-9:

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from metasim.scene.schema_base import PositiveFloat, Strict, Vec3
+from metasim.scene.schema_base import PositiveFloat, Strict, UnitQuat, Vec3
 
 
 class RaytraceSpec(Strict):
@@ -50,4 +50,21 @@ class RenderSpec(Strict):
     raytrace: RaytraceSpec = RaytraceSpec()
 
 
-__all__ = ["RaytraceSpec", "RenderSpec"]
+class BackgroundSpec(Strict):
+    """A scanned background (`background:` of a scene YAML): 3D Gaussian splats in the
+    INRIA/gsplat/nerfstudio `.ply` layout (`splats`, relative to the scene file), placed
+    in the scene frame by `pos`, `quat` (w, x, y, z) and a uniform `scale`: a splat at p
+    in the file is at pos + R(quat) (scale p). The warp renderer draws the splats with
+    the scene's meshes (a mesh in front hides them; degree-0 colour only). MuJoCo's OpenGL
+    renderer draws no splats: it draws the mesh fallback, the object named `fallback`
+    (e.g. `metasim recon`'s visual-only scan mesh `background`), which the warp renderer
+    hides wherever it draws the splats. Physics is untouched."""
+
+    splats: str
+    pos: Vec3 = (0.0, 0.0, 0.0)
+    quat: UnitQuat = (1.0, 0.0, 0.0, 0.0)
+    scale: PositiveFloat = 1.0
+    fallback: str | None = None
+
+
+__all__ = ["BackgroundSpec", "RaytraceSpec", "RenderSpec"]

@@ -16,14 +16,16 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     field_validator,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
 from metasim.scene.kinds import FIXTURE_KINDS, KindUnion, fixture_union, holds_kinds
 from metasim.scene.physics_schema import PhysicsSpec
-from metasim.scene.render_schema import RenderSpec
+from metasim.scene.render_schema import BackgroundSpec, RenderSpec
 from metasim.scene.schema_base import (
     RGBA,
     FixtureBase,
@@ -303,6 +305,8 @@ class Scene(Strict):
     robot: RobotSpec = RobotSpec()
     physics: PhysicsSpec = PhysicsSpec()
     render: RenderSpec = RenderSpec()
+    background: BackgroundSpec | None = None
+    """A scanned background drawn behind the meshes (splats; render_schema)."""
     materials: list[MaterialSpec] = []
     fixtures: list[FixtureSpec] = []
     objects: list[ObjectSpec] = []
@@ -325,12 +329,22 @@ class Scene(Strict):
             seen.add(item.name)
         return items
 
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The fields, without `background` when there is none: a scene without one dumps
+        (and so hashes, `metasim.evaluate.content`) as it did before the field existed."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("background") is None:
+            data.pop("background", None)
+        return data
+
 
 # The schema's models, the building blocks and the task models included (re-exported).
 __all__ = [
     "RGBA",
     "AllOf",
     "AnyOf",
+    "BackgroundSpec",
     "BinSpec",
     "CameraSpec",
     "DrawerSpec",

@@ -81,10 +81,12 @@ SCENE_VALUES = {
 }
 # Axes that need a scene with an MJCF arena, tested on LIBERO scenes there.
 TESTED_ON_LIBERO = {"background_texture"}  # tests/perturb/test_libero_axes.py
+# Axes that need splat files: tests/perturb/test_background_axis.py.
+TESTED_WITH_SPLATS = {"background"}
 
 
 def test_every_axis_is_covered():
-    assert set(SCENE_VALUES) | TESTED_ON_LIBERO == set(SCENE_AXES.names())
+    assert set(SCENE_VALUES) | TESTED_ON_LIBERO | TESTED_WITH_SPLATS == set(SCENE_AXES.names())
     assert set(RUNTIME_AXES.names()) == {
         "state_noise",
         "image_noise",

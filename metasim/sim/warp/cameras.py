@@ -10,6 +10,9 @@ the rig's model as per-world fields (lights, colours, fixture poses), so each wo
 drawn with its own. One `mjw.render` call per view group (the views of distinct cameras,
 usually all of them), then its frames resolved on the device (the sub-pixel mean) and
 one device-to-host copy of each (none with `render(on_device=True)`: the device arrays).
+A scene's scanned background (`background:`) is drawn as Gaussian splats composited
+with the meshes, its mesh fallback hidden; each world draws one splat group
+(`metasim.sim.warp.splat_groups`; `select_backgrounds` changes which).
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ import numpy as np
 import warp as wp
 from mujoco_warp._src.render_util import texture_pixels
 
+from metasim.scene.background import fallback_geoms, load_background
 from metasim.sim.cameras import View
 from metasim.sim.state import UnsupportedScene
 from metasim.sim.warp.fields import STATIC_POSE_FIELDS, place_static_geoms, set_world_field
 from metasim.sim.warp.frames import FrameResolver, host
 from metasim.sim.warp.gl_shading import render_module
+from metasim.sim.warp.splat_groups import SplatGroups, hidden_model
 from metasim.sim.warp.support import pick_device, put_model
 from metasim.sim.warp.trace import prepare_context, trace
 
@@ -96,11 +101,19 @@ def downsample(bgra: np.ndarray, n: int) -> np.ndarray:
 
 
 class WarpRig:
-    """The views of `handler`'s envs, ray traced with the settings `settings`."""
+    """The views of `handler`'s envs, ray traced with the settings `settings`; behind
+    the meshes, the splat groups `backgrounds` (default: the scene's background, if it
+    has one, in every world)."""
 
     renderer = "warp"
 
-    def __init__(self, handler: Handler, views: Sequence[View], settings: RaytraceSpec) -> None:
+    def __init__(
+        self,
+        handler: Handler,
+        views: Sequence[View],
+        settings: RaytraceSpec,
+        backgrounds: SplatGroups | None = None,
+    ) -> None:
         if handler.compiled.untextured:
             raise UnsupportedScene(
                 f"scene {handler.compiled.scene.name!r} was prebuilt without its textures "
@@ -124,6 +137,9 @@ class WarpRig:
                     model, mujoco.MjData(model), nworld=self.nworld, nconmax=1, njmax=1
                 )
         self._groups = view_groups(self.views)
+        self.backgrounds = backgrounds or scene_backgrounds(handler)
+        fallback = self.backgrounds.fallback if self.backgrounds else None
+        self._traced = hidden_model(model, fallback_geoms(model, fallback))
         # Anti-aliasing: each camera traced at n x its size in one launch, then averaged
         # over n x n blocks on the host: the same sub-pixel rays as MuJoCo Warp's own
         # samples_per_pixel (images within 56-59 dB of it), which launches the kernel n²
@@ -155,8 +171,9 @@ class WarpRig:
         depth = [
             any(v.depth and (v.camera, v.width, v.height) == t for v in self.views) for t in targets
         ]
-        return mjw.create_render_context(
-            self.handler.model,
+        splats = self.backgrounds.arguments() if self.backgrounds else {}
+        rc = mjw.create_render_context(
+            self._traced,
             nworld=self.nworld,
             cam_res=[(w * self.ss, h * self.ss) for _, w, h in targets],
             render_rgb=rgb,
@@ -168,7 +185,11 @@ class WarpRig:
             samples_per_pixel=1,
             enable_specular=s.specular,
             render_skybox=s.skybox,
+            **splats,
         )
+        if self.backgrounds:
+            self.backgrounds.attach(rc)
+        return rc
 
     def _upload(self) -> None:
         """The batch's positions into the rig's own data, then kinematics on the device:
@@ -227,6 +248,13 @@ class WarpRig:
                 out[(t, True)] = keep(self._frames.depth(rc.depth_data, depth_adr[k], t))
         return out
 
+    def select_backgrounds(self, world_group: Sequence[int]) -> None:
+        """World w draws splat group `world_group[w]` from the next render on."""
+        if self.backgrounds is None:
+            raise ValueError("this rig draws no splat background")
+        with wp.ScopedDevice(self.device):
+            self.backgrounds.select(self._contexts, world_group)
+
     def apply(self, field: str, index: int, values: np.ndarray) -> None:
         """A per-env model edit as a per-world field of the rig's model (the warp backend
         set its shared model already). Fields MuJoCo Warp reads once for all worlds do
@@ -242,4 +270,14 @@ class WarpRig:
         self._contexts = []
 
 
-__all__ = ["WarpRig", "view_groups"]
+def scene_backgrounds(handler: Handler) -> SplatGroups | None:
+    """The scene's background as one splat group drawn by every world, or None."""
+    compiled = handler.compiled
+    bg = compiled.scene.background
+    if bg is None:
+        return None
+    splats = load_background(bg, compiled.base_dir)
+    return SplatGroups([splats], [0] * handler.num_envs, bg.fallback)
+
+
+__all__ = ["WarpRig", "scene_backgrounds", "view_groups"]
