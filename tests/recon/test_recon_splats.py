@@ -106,6 +106,16 @@ def test_the_ply_round_trips_and_renders_the_reported_figure(tiny):
 
 
 @pytest.mark.slow
+def test_cli_prints_the_held_out_figures(tiny, capsys):
+    capture, out, _, _ = tiny
+    assert main(["recon", str(capture), "--out", str(out), *FLAGS]) == 0
+    text = capsys.readouterr().out
+    summary = json.loads(text[text.index("{") :])
+    assert summary["splats"] == "background_splats.ply"
+    assert set(summary["held_out_psnr_db"]) == {"mesh", "splat_initial", "splat"}
+
+
+@pytest.mark.slow
 def test_the_stage_is_cached(tiny):
     capture, out, report, first_s = tiny
     ply = out / "background_splats.ply"
@@ -124,16 +134,6 @@ def test_the_stage_is_cached(tiny):
     assert "splats" not in reconstruct(capture, out, replace(OPTS, splats=False))
     assert "splats" not in json.loads((out / "report.json").read_text())
     assert reconstruct(capture, out, replace(OPTS, splat_iters=21))["splats"] == more["splats"]
-
-
-@pytest.mark.slow
-def test_cli_prints_the_held_out_figures(tiny, capsys):
-    capture, out, _, _ = tiny
-    assert main(["recon", str(capture), "--out", str(out), *FLAGS]) == 0
-    text = capsys.readouterr().out
-    summary = json.loads(text[text.index("{") :])
-    assert summary["splats"] == "background_splats.ply"
-    assert set(summary["held_out_psnr_db"]) == {"mesh", "splat_initial", "splat"}
 
 
 def _exit2(capsys, argv: list[str]) -> str:
