@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from metasim.errors import MetasimInputError
-from metasim.guards import replacing, write_atomic
+from metasim.guards import load_npy, replacing, write_atomic
 from metasim.recon import inputs as inp
 from metasim.recon.cache import StageCache, digest, files_signature
 from metasim.recon.camera import Intrinsics, render_views
@@ -180,7 +180,7 @@ def _fit(
 
     t0 = time.perf_counter()
     scene = out / "scene.yaml"
-    pts, cols, normals = _surface(geo, np.load(drop_file), w2s)
+    pts, cols, normals = _surface(geo, load_npy(drop_file, "object point index"), w2s)
     init = sf.initial_gaussians(pts, cols, normals, opts.splat_count, spacing)
     small = intr.scaled(min(1.0, TRAIN_SIDE / max(intr.width, intr.height)))
     train_poses = np.stack([pose_to_scene(w2s, poses[i]) for i in train])
