@@ -47,6 +47,26 @@ def add_parser(verbs: Any) -> None:
         help="RGB-only: side (m) of an ArUco DICT_4X4_50 marker in the scan",
     )
     rec.add_argument("--intrinsics", help="RGB-only: intrinsics.json of the video's camera")
+    rec.add_argument(
+        "--splats",
+        action="store_true",
+        help="also fit the background as 3D Gaussians on the CPU (background_splats.ply)",
+    )
+    rec.add_argument(
+        "--splat-iters",
+        type=bounded_int(1, 100_000),
+        help="with --splats: refinement steps, one training view each (default 300)",
+    )
+    rec.add_argument(
+        "--splat-seconds",
+        type=bounded_float(0, 86_400, open_lo=True),
+        help="with --splats: time budget of the refinement in seconds (default 900)",
+    )
+    rec.add_argument(
+        "--splat-count",
+        type=bounded_int(1, 2_000_000),
+        help="with --splats: at most this many Gaussians (default 30000)",
+    )
     rec.add_argument("--quiet", action="store_true", help="no progress bars or summary")
 
 
@@ -73,6 +93,17 @@ def run_recon_cli(args: argparse.Namespace) -> int:
             from metasim.errors import MetasimInputError
 
             raise MetasimInputError("command line", [f"{flag}: expected a number > 0, got {value}"])
+    splat = {
+        "splat_iters": args.splat_iters,
+        "splat_seconds": args.splat_seconds,
+        "splat_count": args.splat_count,
+    }
+    given = {k: v for k, v in splat.items() if v is not None}
+    if given and not args.splats:
+        from metasim.errors import MetasimInputError
+
+        flag = "--" + next(iter(given)).replace("_", "-")
+        raise MetasimInputError("command line", [f"{flag}: only with --splats"])
     opts = ReconOptions(
         max_frames=args.max_frames,
         voxel=args.voxel,
@@ -81,7 +112,9 @@ def run_recon_cli(args: argparse.Namespace) -> int:
         scale=args.scale,
         marker_size=args.marker_size,
         intrinsics=args.intrinsics,
+        splats=args.splats,
         quiet=args.quiet,
+        **given,
     )
     report = reconstruct(Path(args.input), check_out_dir(args.out, "--out"), opts)
     if not args.quiet:
@@ -94,6 +127,12 @@ def run_recon_cli(args: argparse.Namespace) -> int:
             "objects": [o["name"] for o in report["scene"]["objects"]],
             "mean_psnr_db": round(report["quality"]["mean_psnr_db"], 2),
         }
+        if "splats" in report:
+            scores = report["splats"]["scores"]
+            summary["splats"] = report["splats"]["file"]
+            summary["held_out_psnr_db"] = {
+                k: round(v["mean_psnr_db"], 2) for k, v in scores.items()
+            }
         print(json.dumps(summary, indent=1))
     return 0
 

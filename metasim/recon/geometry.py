@@ -62,3 +62,23 @@ def mesh_points(mesh: o3d.geometry.TriangleMesh) -> tuple[np.ndarray, np.ndarray
     pts = np.asarray(mesh.vertices)
     cols = np.asarray(mesh.vertex_colors) if mesh.has_vertex_colors() else np.full_like(pts, 0.6)
     return pts, cols
+
+
+def dense_note() -> str:
+    """Which dense paths (pycolmap MVS on CUDA, a GPU splat/NeRF trainer) could run here."""
+    try:
+        import pycolmap
+
+        cuda = bool(getattr(pycolmap, "has_cuda", False))
+    except ImportError:
+        cuda = False
+    splat = []
+    for mod in ("gsplat", "nerfstudio"):
+        try:
+            __import__(mod)
+            splat.append(mod)
+        except ImportError:
+            pass
+    mvs = "pycolmap MVS needs CUDA: " + ("available" if cuda else "not available, skipped")
+    found = ", ".join(splat) or "gsplat/nerfstudio not installed"
+    return f"{mvs}; GPU splat/NeRF geometry: {found}, skipped (a CPU splat background: --splats)"

@@ -41,6 +41,7 @@ class Layout:
     objects: list[ReconObject]
     background: MeshData
     support: dict[str, Any]  # how the support plane was chosen (planes.find_support)
+    object_points: np.ndarray  # (K,) indices of the input points that became objects
 
 
 def build_layout(
@@ -93,7 +94,14 @@ def build_layout(
     else:
         background = _splat_background(fr.apply(world_to_scene, points), colors, drop, spacing)
     return Layout(
-        world_to_scene, t_centre + offset[:2], t_half, plane_rms, objects, background, plane.info
+        world_to_scene,
+        t_centre + offset[:2],
+        t_half,
+        plane_rms,
+        objects,
+        background,
+        plane.info,
+        drop,
     )
 
 

@@ -21,7 +21,7 @@ from metasim.recon import inputs as inp
 from metasim.recon.cache import StageCache, digest, files_signature
 from metasim.recon.camera import Intrinsics
 from metasim.recon.frames import resize_max, select, select_video, sharpness
-from metasim.recon.geometry import mesh_points, tsdf_fuse
+from metasim.recon.geometry import dense_note, mesh_points, tsdf_fuse
 from metasim.recon.layout import build_layout, layout_stats, write_scene
 from metasim.recon.quality import compare_png, psnr, render_scene
 from metasim.recon.scale import resolve_scale
@@ -44,6 +44,10 @@ class ReconOptions:
     marker_size: float | None = None  # RGB-only: side of an ArUco marker (m) in view
     intrinsics: str | None = None  # RGB-only: an intrinsics.json for the video's camera
     max_objects: int = 8
+    splats: bool = False  # also fit the background as 3D Gaussians (splat_stage)
+    splat_iters: int = 300  # refinement steps (one training view each)
+    splat_seconds: float = 900.0  # time budget of the refinement
+    splat_count: int = 30000  # at most this many Gaussians
     quiet: bool = False
 
 
@@ -118,31 +122,44 @@ def reconstruct(source: Path, out: Path, opts: ReconOptions | None = None) -> di
     geo_files = files_signature([ply]) if ply.exists() else None
     key = digest(key, "scene", scale, opts.max_objects, held.tolist(), geo_files, geo["info"])
     done = [out / "scene.yaml", out / "report.json", out / "report.png"]
-    if cache.fresh("scene", key, done):
-        return dict(json.loads((out / "report.json").read_text()))
-    with bar.stage("scene", 1) as tick:
-        layout = build_layout(
-            geo["points"],
-            geo["colors"],
-            geo["mesh"],
-            poses[poses_ok],
-            scale,
-            spacing=opts.voxel if src.kind == "rgbd" else 0.006,  # stereo/sparse: coarser
-            source=str(source),
-            max_objects=opts.max_objects,
-        )
-        view = int(held[0] if len(held) else poses_ok[0])
-        desc = f"Reconstructed by metasim recon ({geo['info']['path']}) from {source}"
-        scene_file, target = write_scene(out, layout, poses[view], intr, desc, str(source))
-        tick()
-    report["scene"] = {"file": str(scene_file), "scan_camera_frame": frames.names[view]}
-    report["scene"].update(layout_stats(layout))
-    report["task"] = target.report()
-    report["world_to_scene"] = layout.world_to_scene.tolist()
-    report["quality"] = _quality(out, frames, poses, intr, held, layout, scale, bar)
-    report["seconds"] = round(time.perf_counter() - t0, 2)
-    write_atomic(out / "report.json", json.dumps(report, indent=1, default=_json_default))
-    cache.mark("scene", key)
+    spacing = opts.voxel if src.kind == "rgbd" else 0.006  # stereo/sparse: coarser
+    drop_file = cache.path("objects_idx.npy")  # the fused points that became objects
+    if not cache.fresh("scene", key, [*done, drop_file]):
+        with bar.stage("scene", 1) as tick:
+            layout = build_layout(
+                geo["points"],
+                geo["colors"],
+                geo["mesh"],
+                poses[poses_ok],
+                scale,
+                spacing=spacing,
+                source=str(source),
+                max_objects=opts.max_objects,
+            )
+            view = int(held[0] if len(held) else poses_ok[0])
+            desc = f"Reconstructed by metasim recon ({geo['info']['path']}) from {source}"
+            scene_file, target = write_scene(out, layout, poses[view], intr, desc, str(source))
+            with replacing(drop_file) as tmp, open(tmp, "wb") as fh:
+                np.save(fh, layout.object_points)
+            tick()
+        report["scene"] = {"file": str(scene_file), "scan_camera_frame": frames.names[view]}
+        report["scene"].update(layout_stats(layout))
+        report["task"] = target.report()
+        report["world_to_scene"] = layout.world_to_scene.tolist()
+        report["quality"] = _quality(out, frames, poses, intr, held, layout, scale, bar)
+        report["seconds"] = round(time.perf_counter() - t0, 2)
+        write_atomic(out / "report.json", json.dumps(report, indent=1, default=_json_default))
+        cache.mark("scene", key)
+    report = dict(json.loads((out / "report.json").read_text()))
+    if opts.splats or report.pop("splats", None):  # a splat section follows the option
+        if opts.splats:
+            from metasim.recon.splat_stage import run_splat_stage
+
+            with bar.stage("splats", 1) as tick:
+                fit = (frames, poses, intr, fused, held, geo, spacing, opts)
+                report["splats"] = run_splat_stage(out, cache, key, *fit)
+                tick()
+        write_atomic(out / "report.json", json.dumps(report, indent=1, default=_json_default))
     return report
 
 
@@ -315,7 +332,7 @@ def _geometry_stage(
             "info": {
                 "path": "RGB-only: sparse SfM points (stereo found too little)",
                 "points": len(data["points"]),
-                "dense": _dense_note(),
+                "dense": dense_note(),
             },
         }, key
     info.update(
@@ -327,7 +344,7 @@ def _geometry_stage(
         }
     )
     if not rgbd:
-        info["dense"] = _dense_note()
+        info["dense"] = dense_note()
     return {"points": points, "colors": colors, "mesh": mesh, "info": info}, key
 
 
@@ -344,24 +361,6 @@ def _load_rgbd(
         rgbs.append(rgb)
         depths.append(depth)
     return rgbs, depths
-
-
-def _dense_note() -> str:
-    try:
-        import pycolmap
-
-        cuda = bool(getattr(pycolmap, "has_cuda", False))
-    except ImportError:
-        cuda = False
-    splat = []
-    for mod in ("gsplat", "nerfstudio"):
-        try:
-            __import__(mod)
-            splat.append(mod)
-        except ImportError:
-            pass
-    mvs = "pycolmap MVS needs CUDA: " + ("available" if cuda else "not available, skipped")
-    return f"{mvs}; splat/NeRF: {', '.join(splat) or 'gsplat/nerfstudio not installed'}, skipped"
 
 
 # ---------------------------------------------------------------- stage 7: quality
