@@ -152,14 +152,15 @@ def reconstruct(source: Path, out: Path, opts: ReconOptions | None = None) -> di
         cache.mark("scene", key)
     report = dict(json.loads((out / "report.json").read_text()))
     if opts.splats or report.pop("splats", None):  # a splat section follows the option
-        if opts.splats:
-            from metasim.recon.splat_stage import run_splat_stage
+        from metasim.recon.splat_stage import link_background, run_splat_stage
 
+        if opts.splats:
             with bar.stage("splats", 1) as tick:
                 fit = (frames, poses, intr, fused, held, geo, spacing, opts)
                 report["splats"] = run_splat_stage(out, cache, key, *fit)
                 tick()
         write_atomic(out / "report.json", json.dumps(report, indent=1, default=_json_default))
+        link_background(out / "scene.yaml", opts.splats)  # the scene uses the splats or not
     return report
 
 

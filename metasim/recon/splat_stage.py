@@ -147,7 +147,8 @@ def run_splat_stage(
     key = digest(
         key,
         "splats",
-        files_signature([out / "scene.yaml", drop_file]),
+        _scene_content(out / "scene.yaml"),
+        files_signature([drop_file]),
         opts.splat_iters,
         opts.splat_seconds,
         opts.splat_count,
@@ -243,3 +244,40 @@ def _compare_png(path: Path, inputs: np.ndarray, mesh: np.ndarray, splat: np.nda
     rows = [np.concatenate([inputs[i], mesh[i], splat[i]], axis=1) for i in pick]
     with replacing(path) as tmp:
         Image.fromarray(np.concatenate(rows, axis=0)).save(tmp, format="PNG")
+
+
+def _scene_content(scene_file: Path) -> str:
+    """The scene file's content without its `background:` entry (which `link_background`
+    writes after the fit), as the splat stage's cache key reads it."""
+    from ruamel.yaml import YAML
+
+    data = YAML(typ="safe").load(scene_file.read_text())
+    data.pop("background", None)
+    return json.dumps(data, sort_keys=True, default=str)
+
+
+def link_background(scene_file: Path, on: bool) -> bool:
+    """Point the scene at its splat background (`background: {splats:
+    background_splats.ply, fallback: background}`: the warp renderer draws the splats and
+    hides the scan mesh, OpenGL draws the mesh) when `on` and the file is there; remove
+    the entry otherwise. Rewrites scene.yaml only when that changes it (comments kept);
+    True when it did."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML()
+    yaml.default_flow_style = None
+    yaml.width = 100
+    data = yaml.load(scene_file.read_text())
+    want = {"splats": PLY, "fallback": "background"}
+    has = dict(data["background"]) if "background" in data else None
+    if on and (scene_file.parent / PLY).is_file():
+        if has == want:
+            return False
+        data["background"] = want
+    elif has is None:
+        return False
+    else:
+        del data["background"]
+    with replacing(scene_file) as tmp, tmp.open("w") as fh:
+        yaml.dump(data, fh)
+    return True

@@ -17,6 +17,9 @@ import pytest
 from metasim.cli.main import main
 from metasim.recon import ReconOptions, reconstruct
 from metasim.recon.synthetic import render_scan, write_rgbd_capture
+from metasim.scene import load_scene
+from metasim.scene.background import load_background
+from metasim.splats import read_splat_ply
 
 torch = pytest.importorskip("torch")
 
@@ -130,10 +133,26 @@ def test_the_stage_is_cached(tiny):
     more = reconstruct(capture, out, replace(OPTS, splat_iters=21))
     assert more["splats"]["steps"] == 21 and ply.stat().st_mtime_ns != stamps[0]
     assert fused.stat().st_mtime_ns == stamps[1]
-    # Without --splats the report drops the section; with it again, it comes back.
+    # Without --splats the report drops the section and the scene its background; with
+    # it again, both come back.
     assert "splats" not in reconstruct(capture, out, replace(OPTS, splats=False))
     assert "splats" not in json.loads((out / "report.json").read_text())
+    assert load_scene(out / "scene.yaml").background is None
     assert reconstruct(capture, out, replace(OPTS, splat_iters=21))["splats"] == more["splats"]
+    assert load_scene(out / "scene.yaml").background is not None
+
+
+@pytest.mark.slow
+def test_the_scene_uses_its_splat_background(tiny):
+    """scene.yaml names the fitted splats with the scan mesh as their OpenGL fallback, and
+    the scene loads with them (the splat file read and placed in the scene frame)."""
+    _, out, _, _ = tiny
+    scene = load_scene(out / "scene.yaml")
+    assert scene.background is not None
+    assert scene.background.splats == "background_splats.ply"
+    assert scene.background.fallback == "background"
+    splats = load_background(scene.background, out)
+    assert len(splats) == len(read_splat_ply(out / "background_splats.ply")) > 0
 
 
 def _exit2(capsys, argv: list[str]) -> str:
