@@ -29,10 +29,10 @@ from metasim.evaluate.executors import BatchShard
 from metasim.evaluate.plan import Plan, PlanItem
 from metasim.perturb import RUNTIME_AXES
 
-PER_WORLD = "applied per world: runtime factors {names}; background {background}"
-BACKGROUND = {
-    "warp": "(a splat group per world; cells with and without splats run apart)",
-    "opengl": "(no splats on OpenGL: every cell draws the mesh fallback)",
+PER_WORLD = "applied per world: {names}"
+BACKGROUND = {  # what a background factor is per world, by renderer
+    "warp": "a splat group per world; cells with and without splats run apart",
+    "opengl": "OpenGL draws no splats: every cell draws the mesh fallback",
 }
 REBUILT = (
     "scene factors {names} change the compiled scene: cells with other values of them "
@@ -59,7 +59,6 @@ class CellBatches:
     member: dict[tuple[str, str], int] = field(default_factory=dict)
     factors: tuple[list[str], list[str]] = ([], [])  # (runtime, scene) factor names
     off: str | None = None
-    renderer: str = "opengl"
 
     @classmethod
     def of(cls, cfg: EvalConfig, plan: Plan) -> CellBatches:
@@ -71,7 +70,7 @@ class CellBatches:
             return cls(
                 off="adaptive=true stops each cell on its own interval: cells run one by one"
             )
-        out = cls(factors=_factor_names(plan), renderer=cfg.render or "the scene's")
+        out = cls(factors=_factor_names(plan, cfg.render))
         keys: dict[tuple[str, str], int] = {}
         for item in plan.items():
             index = keys.setdefault((item.name, scene_key(item, cfg.render)), len(out.batches))
@@ -103,9 +102,7 @@ class CellBatches:
         runtime, scene = self.factors
         return {
             "batched": True,
-            "per_world": PER_WORLD.format(
-                names=runtime or "none", background=BACKGROUND.get(self.renderer, "")
-            ),
+            "per_world": PER_WORLD.format(names=", ".join(runtime) or "none"),
             "separate": REBUILT.format(names=scene) if scene else None,
             "batches": [
                 {"task": g[0].name, "cells": [i.cell.id for i in g], "worlds": "shared"}
@@ -116,11 +113,17 @@ class CellBatches:
         }
 
 
-def _factor_names(plan: Plan) -> tuple[list[str], list[str]]:
-    """The grid's runtime factor names and its scene factor names."""
-    runtime = [f.name for f in plan.grid.factors if f.axis in RUNTIME_AXES]
-    per_world = (*RUNTIME_AXES.names(), "background")
-    return runtime, [f.name for f in plan.grid.factors if f.axis not in per_world]
+def _factor_names(plan: Plan, renderer: str | None) -> tuple[list[str], list[str]]:
+    """The grid's factors applied per world (a background's with what that means on
+    `renderer`) and its scene factors."""
+    per_world = [f.name for f in plan.grid.factors if f.axis in RUNTIME_AXES]
+    for f in plan.grid.factors:
+        if f.axis == "background":
+            how = BACKGROUND.get(renderer or "", "by each scene's renderer: " + "; ".join(
+                f"{k}: {v}" for k, v in BACKGROUND.items()))  # fmt: skip
+            per_world.append(f"{f.name} ({how})")
+    axes = (*RUNTIME_AXES.names(), "background")
+    return per_world, [f.name for f in plan.grid.factors if f.axis not in axes]
 
 
 def _part(item: PlanItem, results: dict[tuple[str, str], dict[int, bool]]) -> CellPart:

@@ -157,4 +157,5 @@ def test_background_cells_share_a_batch_where_their_images_allow(
         {"none"},
         {"green.ply", "blue.ply"},
     ]
-    assert "background" in warp_record["per_world"]
+    assert "room (a splat group per world" in warp_record["per_world"]
+    assert "draws the mesh fallback" in gl_record["per_world"]
