@@ -24,7 +24,7 @@ from metasim.control.action_kinds.base import native_kind
 from metasim.control.actions import ActionController, ActionKind
 from metasim.envs.cameras import CameraView, image_dict, rig_views
 from metasim.envs.device_images import as_array_type, device_frames, device_refusal, host_array
-from metasim.envs.noise import RuntimeNoise, perturb_images
+from metasim.envs.noise import RuntimeNoise, WorldNoise
 from metasim.envs.settle import SettleSteps
 from metasim.envs.terms import Layout, group_reader, scene_parts, terms_of
 from metasim.scene.compile import CompiledScene, compile_scene
@@ -41,7 +41,7 @@ from metasim.tasks.fixture_placement import (
 )
 from metasim.tasks.init_states import FieldValues
 from metasim.tasks.predicates import TaskView
-from metasim.tasks.seeds import episode_rng, episode_seed
+from metasim.tasks.seeds import episode_seed
 from metasim.tasks.task import TaskRuntime
 
 
@@ -71,7 +71,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         seed: int = 0,
         autoreset: bool = True,
         render_mode: str | None = None,
-        noise: RuntimeNoise | None = None,
+        noise: RuntimeNoise | Sequence[RuntimeNoise] | None = None,
         render: str | None = None,
         render_spp: int | None = None,
         **backend_options: Any,
@@ -84,7 +84,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         raytrace = self.compiled.scene.render.raytrace  # with render_spp's anti-aliasing
         spp = {"samples_per_pixel": render_spp} if render_spp is not None else {}
         self.raytrace = raytrace.model_copy(update=spp)
-        self.noise = noise or RuntimeNoise()
+        self.worlds = WorldNoise(noise, num_envs)  # each env's runtime noise (one or per env)
         self.num_envs = num_envs
         self.device = device
         self.array_type = array_type
@@ -101,6 +101,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self.views = tuple(c if isinstance(c, CameraView) else CameraView(c) for c in cameras)
         self.cameras = tuple(v.camera for v in self.views)
         self._rig: CameraRig | None = None  # made at the first observation with cameras
+        self.backgrounds: Any = None  # render=warp: a SplatGroups, one group per world
         self.device_images = False  # images as torch tensors on the rig's device
         self.settle = SettleSteps(self.compiled.scene.task.settle_steps, num_envs)
         self.max_episode_steps = self.compiled.max_steps
@@ -120,14 +121,11 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self._progress = np.zeros(num_envs)
         self._init_body_pos = np.zeros((num_envs, self.compiled.model.nbody, 3))
         self._ctrl = np.zeros((num_envs, self.compiled.model.nu))
-        self._noise_rngs = [np.random.default_rng(0) for _ in range(num_envs)]
         # Each env's current fixture poses (scenes whose fixtures are re-placed per episode)
         self._fixtures = nominal_fixture_poses(self.compiled, num_envs)
         # Each env's model rows its episode's recorded initial state sets (state_fields)
         self._state_fields = FieldValues(self.task.init_states, self.compiled.model, num_envs)
         self._build_spaces()
-        # Actions waiting out the latency: (latency, B, action_dim), oldest first.
-        self._pending = np.zeros((self.noise.action_latency, num_envs, self.controller.dim))
         # (B, dim) the actions the last `step` applied to the controller, after runtime
         # action noise and latency (what `run_task`'s `on_applied` hook reports).
         self.applied_actions = np.zeros((num_envs, self.controller.dim))
@@ -203,7 +201,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
             None if seeds is None else list(seeds),
             None if episodes is None else [int(k) for k in episodes],
         )
-        return self._observe(), {"seeds": self._seeds.copy()}
+        return self._observe(fresh=env_ids), {"seeds": self._seeds.copy()}
 
     def _reset_envs(
         self, env_ids: np.ndarray, seeds: list[int] | None, episodes: list[int] | None = None
@@ -228,11 +226,8 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self.settle.start(env_ids)
         kin = self.handler.kinematics()
         self._init_body_pos[env_ids] = kin.body_pos[env_ids]
-        if self.noise.active:  # each episode's own noise stream (made only when used)
-            for i, s in zip(env_ids, seeds, strict=True):
-                self._noise_rngs[i] = episode_rng(s, "runtime_noise")
-        if self.noise.action_latency:
-            self._pending[:, env_ids] = self.controller.hold_action(kin)[env_ids]
+        # each episode's own noise stream, and its latency queue holding the arm still
+        self.worlds.start(env_ids, seeds, lambda: self.controller.hold_action(kin))
 
     def _place_fixtures(self, env_ids: np.ndarray, seeds: list[int], eps: list[int] | None) -> None:
         """Draw the fixture poses of the episodes `eps` starting in `env_ids` (from their
@@ -256,7 +251,7 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
     def step(
         self, actions: Any
     ) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        actions = self._perturb_actions(self.settle.actions(host_array(actions)))
+        actions = self.worlds.actions(self.settle.actions(host_array(actions)))
         self.applied_actions = actions.copy()
         kin = self.handler.kinematics()
         jac = self.handler.site_jacobian(self.compiled.index.ee_site)
@@ -327,13 +322,16 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         in [0, 1] (1 = open), ee_pos, ee_quat (w, x, y, z) of the grasp site."""
         return self._read_policy(kin or self.handler.kinematics(), self._steps == 0)
 
-    def _observe(self, kin: Kinematics | None = None) -> dict[str, Any]:
+    def _observe(
+        self, kin: Kinematics | None = None, fresh: np.ndarray | None = None
+    ) -> dict[str, Any]:
         kin = self.handler.kinematics(at="observed") if kin is None else kin  # (see observe)
         policy: dict[str, Any] = self.robot_state(kin)
         policy.update(self.images())
         privileged = self._read_privileged(kin, self._steps == 0)
-        if self.noise.active:
-            self._perturb_obs(policy, privileged)
+        if self.worlds.active:
+            noisy = [(t.group, key) for key, t in terms_of(self.layout) if t.noise]
+            self.worlds.observations({"policy": policy, "privileged": privileged}, noisy, fresh)
         return {"policy": self._out(policy), "privileged": self._out(privileged)}
 
     def images(self) -> dict[str, Any]:
@@ -344,44 +342,42 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
             return {}
         if self._rig is None:
             targets = rig_views(self.compiled, self.views)
-            self._rig = self.handler.camera_rig(targets, self.renderer, self.raytrace)
+            self._rig = self.handler.camera_rig(
+                targets, self.renderer, self.raytrace, self.backgrounds
+            )
         frames = device_frames(self._rig) if self.device_images else self._rig.render()
         return image_dict(self.views, frames)
 
     def use_device_images(self) -> str:
         """Images as torch tensors on the device of the physics and the rig, no host copy
         (metasim.envs.device_images); "" when switched, else why not (host arrays)."""
-        why = device_refusal(self.backend, self.renderer, self.noise)
+        why = device_refusal(self.backend, self.renderer, self.worlds.envelope)
         self.device_images = not why
         return why
 
     # ------------------------------------------------------------ runtime perturbations
 
-    def _gauss(self, std: float, shape: tuple[int, ...]) -> np.ndarray:
-        """(B, *shape) Gaussian noise, each env's row from its own episode generator."""
-        return np.stack([rng.normal(0.0, std, size=shape) for rng in self._noise_rngs])
+    @property
+    def noise(self) -> RuntimeNoise:
+        """The runtime noise of the envs: each field's largest value over them."""
+        return self.worlds.envelope
 
-    def _perturb_actions(self, actions: np.ndarray) -> np.ndarray:
-        if self.noise.action_noise and actions.ndim == 2:
-            actions = actions.copy()
-            actions[:, :-1] += self._gauss(self.noise.action_noise, (actions.shape[1] - 1,))
-        if self.noise.action_latency and actions.shape == self._pending.shape[1:]:
-            oldest = self._pending[0].copy()
-            self._pending = np.concatenate([self._pending[1:], actions[None]], axis=0)
-            return oldest
-        return actions
-
-    def _perturb_obs(
-        self, policy: dict[str, np.ndarray], privileged: dict[str, np.ndarray]
+    def select_backgrounds(
+        self, env_ids: Sequence[int] | np.ndarray, groups: Sequence[int]
     ) -> None:
-        std = self.noise.state_noise
-        if std:
-            groups = {"policy": policy, "privileged": privileged}
-            for key, term in terms_of(self.layout):
-                if term.noise:
-                    group = groups[term.group]
-                    group[key] = group[key] + self._gauss(std, group[key].shape[1:])
-        perturb_images(policy, self.noise, self._gauss)
+        """Worlds `env_ids` draw the splat groups `groups` of `self.backgrounds` (given before
+        the first observation with cameras, render=warp) from the next render on."""
+        ids = self.backgrounds.world_group.copy()
+        ids[np.asarray(env_ids, dtype=int)] = groups
+        select = getattr(self._rig, "select_backgrounds", None)
+        if select is None:  # no rig yet: the rig is made with these groups
+            self.backgrounds.select([], ids)
+        else:
+            select(ids)
+
+    def set_noise(self, env_ids: Sequence[int] | np.ndarray, noise: Sequence[RuntimeNoise]) -> None:
+        """Give the envs `env_ids` these runtime noises from their next reset on."""
+        self.worlds.set(env_ids, noise)
 
     def _out(self, value: Any) -> Any:
         return as_array_type(value, self.array_type, self.device)

@@ -214,19 +214,19 @@ class EvalConfig(BaseModel):
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None  # default: RAY_ADDRESS, else a local Ray instance
     shard_episodes: Annotated[int, Field(ge=1)] = 8  # episodes per Ray task
-    # options of the tasks' sources (`TaskSource.options`), e.g. a benchmark's
-    # `fixture_draw`; each task's source takes those it has (`sources.with_options`)
+    batch_cells: bool = False  # cells differing only per world: one batch (cell_batches)
+    # options of the tasks' sources (`TaskSource.options`, e.g. `fixture_draw`; `with_options`)
     task_options: dict[str, TaskOption] = Field(default_factory=dict)
 
     _locate: Locate | None = PrivateAttr(default=None)  # set by compose(): file lines
 
     @model_serializer(mode="wrap")
     def _without_unset_options(self, handler: Any) -> dict[str, Any]:
-        """No `task_options` key while none is set: runs recorded before the field
-        existed, and runs that set none, dump the same config."""
+        """No `task_options` or `batch_cells` key while unset: runs recorded before the
+        fields existed, and runs that set neither, dump the same config."""
         data = handler(self)
-        if not self.task_options:
-            data.pop("task_options", None)
+        for key in [k for k in ("task_options", "batch_cells") if not data.get(k, True)]:
+            data.pop(key)
         return data
 
     @field_validator("policy", mode="before")

@@ -20,6 +20,7 @@ from typing import Any
 
 from metasim.envs.noise import RuntimeNoise
 from metasim.errors import MetasimInputError
+from metasim.evaluate.cells import CellPart
 from metasim.evaluate.hooks import RolloutHooks
 from metasim.evaluate.ray_connect import (
     bounded_retries,
@@ -46,11 +47,27 @@ class Shard:
     spec: RolloutSpec  # policy kind and options, conventions, chunking, seed, backend, ...
 
 
-def run_shard(shard: Shard, hooks: RolloutHooks | None = None) -> Iterator[EpisodeRecord]:
+@dataclass(frozen=True)
+class BatchShard:
+    """Episodes of several cells of one task whose scenes compile to the same model (they
+    differ only in what the env applies per world), run side by side in one batch."""
+
+    scene: dict[str, Any]  # the cells' shared scene, as plain data
+    source: str
+    cells: tuple[CellPart, ...]
+    spec: RolloutSpec
+
+
+def run_shard(
+    shard: Shard | BatchShard, hooks: RolloutHooks | None = None
+) -> Iterator[EpisodeRecord]:
     """Run one shard here (what a worker does; `metasim report` films one with the
     hooks, see `run_task`)."""
     scene = Scene.model_validate(shard.scene)
     compiled = compile_scene(scene, source=Path(shard.source))
+    if isinstance(shard, BatchShard):
+        yield from run_task(compiled, shard.spec, (), cells=shard.cells, hooks=hooks)
+        return
     yield from run_task(
         compiled,
         shard.spec,
@@ -62,11 +79,11 @@ def run_shard(shard: Shard, hooks: RolloutHooks | None = None) -> Iterator[Episo
     )
 
 
-def _run_shard_list(shard: Shard) -> list[EpisodeRecord]:
+def _run_shard_list(shard: Shard | BatchShard) -> list[EpisodeRecord]:
     return list(run_shard(shard))
 
 
-def run_local(shards: Iterable[Shard]) -> Iterator[EpisodeRecord]:
+def run_local(shards: Iterable[Shard | BatchShard]) -> Iterator[EpisodeRecord]:
     for shard in shards:
         yield from run_shard(shard)
 
@@ -89,7 +106,10 @@ def check_ray(address: str | None) -> None:
 
 
 def run_ray(
-    shards: Iterable[Shard], address: str | None, max_retries: int = 3, window: int = 256
+    shards: Iterable[Shard | BatchShard],
+    address: str | None,
+    max_retries: int = 3,
+    window: int = 256,
 ) -> Iterator[EpisodeRecord]:
     """Run shards as Ray tasks, at most `window` in flight (shards are made as they are
     sent); yield the records of each shard as it completes."""
@@ -110,7 +130,7 @@ def run_ray(
 
 
 def _run_ray_tasks(
-    ray: Any, shards: Iterable[Shard], max_retries: int, window: int
+    ray: Any, shards: Iterable[Shard | BatchShard], max_retries: int, window: int
 ) -> Iterator[EpisodeRecord]:
     """Keep at most `window` shards in flight on the connected cluster; yield each
     completed shard's records."""

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from metasim.envs.vec_env import MetasimVectorEnv
+from metasim.evaluate.cells import CellPart, interleaved
 from metasim.evaluate.chunks import ChunkQueue
 from metasim.evaluate.hooks import Hooks, RolloutHooks
 from metasim.evaluate.policy_io import converter_for, env_actions
@@ -32,6 +34,9 @@ class EvalLoop:
     `execute` / `ensemble`: the chunk queue's (see `ChunkQueue`); `convert`: from the
     policy's convention to the env's (default: canonical actions); `hooks`: what a caller
     sees while it runs (`RolloutHooks`). The episodes start with the task's settle steps.
+    `cells`: run these cells' episodes instead of `todo`, side by side (each slot takes its
+    episode's cell noise before it starts; each record names its cell); `backgrounds`: each
+    cell's splat group in the env's `backgrounds` (render=warp), selected per world too.
     """
 
     def __init__(
@@ -44,6 +49,8 @@ class EvalLoop:
         ensemble: float | None = None,
         convert: ActionConverter | None = None,
         hooks: RolloutHooks | None = None,
+        cells: Sequence[CellPart] = (),
+        backgrounds: Sequence[int] = (),
     ) -> None:
         self.env = env
         self.convert = convert or converter_for(env.compiled, ActionConvention())
@@ -51,15 +58,17 @@ class EvalLoop:
         self.hooks: RolloutHooks = hooks if hooks is not None else Hooks()
         self.name = env.compiled.scene.name
         self.instruction = env.compiled.scene.task.instruction
-        self.queue = deque(todo)
+        self.cells, self.groups = tuple(cells), list(backgrounds)
+        self.queue = deque(interleaved(self.cells) if cells else [(-1, k) for k in todo])
         self.episode_of = np.full(env.num_envs, -1)  # which episode each slot runs; -1: idle
+        self.cell_of = np.full(env.num_envs, -1)  # which of `cells` each slot runs
         self.started = np.zeros(env.num_envs)  # when each slot's episode started
         self.obs: dict[str, object] = {}
         env.use_settle_steps()  # the env runs each episode's settle steps, the policy unasked
 
     def run(self) -> Iterator[EpisodeRecord]:
         """Yield one record per episode as it finishes (not in episode order)."""
-        self.episode_of[:] = [self.queue.popleft() for _ in range(self.env.num_envs)]
+        self._take(np.arange(self.env.num_envs))
         self._start(np.arange(self.env.num_envs), first=True)
         while (self.episode_of >= 0).any():
             settling = self.env.settle.settling
@@ -84,6 +93,11 @@ class EvalLoop:
     def _start(self, slots: np.ndarray, first: bool = False) -> None:
         """Reset `slots` to start the episodes `episode_of` names there."""
         episodes = [int(self.episode_of[i]) for i in slots]
+        if self.cells:  # each slot's world takes its cell's noise (and background) first
+            cells = [int(self.cell_of[i]) for i in slots]
+            self.env.set_noise(slots, [self.cells[c].noise for c in cells])
+            if self.groups:
+                self.env.select_backgrounds(slots, [self.groups[c] for c in cells])
         self.obs, _ = self.env.reset(options={"env_ids": slots, "episodes": episodes})
         self.hooks.on_start(slots, np.asarray(episodes))
         self.chunks.start(self.instruction, None if first else slots)
@@ -107,17 +121,31 @@ class EvalLoop:
             if k < 0:
                 continue
             wall = now - float(self.started[slot])
-            if ep is None:
-                yield self._failed(k, int(slot), wall, error)
-            else:
-                yield self._ended(k, j, ep, wall)
+            rec = (
+                self._failed(k, int(slot), wall, error)
+                if ep is None
+                else self._ended(k, j, ep, wall)
+            )
+            yield self._labelled(rec, int(slot))
             if self.queue:
-                self.episode_of[slot] = self.queue.popleft()
                 restart.append(int(slot))
-            else:
-                self.episode_of[slot] = -1
+            self._take(np.array([slot]))
         if restart:
             self._start(np.asarray(restart))
+
+    def _take(self, slots: np.ndarray) -> None:
+        """Give `slots` the next queued episodes (idle, -1, once the queue is empty)."""
+        for slot in slots:
+            self.cell_of[slot], self.episode_of[slot] = (
+                self.queue.popleft() if self.queue else (-1, -1)
+            )
+
+    def _labelled(self, rec: EpisodeRecord, slot: int) -> EpisodeRecord:
+        """`rec` with the cell of `slot` (when the loop runs cells side by side)."""
+        if not self.cells:
+            return rec
+        part = self.cells[int(self.cell_of[slot])]
+        return replace(rec, cell=part.cell, factors=dict(part.factors))
 
     def _ended(self, k: int, j: int, ep: dict[str, np.ndarray], wall: float) -> EpisodeRecord:
         """Episode `k`, the `j`-th of the env's finished episodes `ep`."""

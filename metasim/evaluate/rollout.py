@@ -13,10 +13,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from metasim.envs.noise import RuntimeNoise
+from metasim.envs.noise import RuntimeNoise, envelope
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError, one_line
 from metasim.evaluate.capacity import backend_options, overflow_errors
+from metasim.evaluate.cells import CellPart, world_backgrounds
 from metasim.evaluate.hooks import Hooks, RolloutHooks
 from metasim.evaluate.loop import EvalLoop
 from metasim.evaluate.policy_io import camera_views, converter_for, policy_context
@@ -38,6 +39,7 @@ def run_task(
     cell: str = "nominal",
     factors: Mapping[str, object] | None = None,
     hooks: RolloutHooks | None = None,
+    cells: Sequence[CellPart] = (),
 ) -> Iterator[EpisodeRecord]:
     """Yield one record per episode of `spec`'s policy on `compiled`, as each finishes
     (not in episode order).
@@ -50,8 +52,13 @@ def run_task(
     `episodes` is a count (episodes 0..n-1) or the list of episode indices to run (what
     a resumed run still misses). A policy that raises or returns unusable actions fails
     the episodes it was driving (recorded with the reason); the run goes on.
+
+    `cells`: run these cells' episodes side by side in one batch instead (`episodes`,
+    `noise`, `cell` and `factors` unused): each world runs with its episode's cell noise.
     """
     todo = list(range(episodes)) if isinstance(episodes, int) else list(episodes)
+    if cells:  # the envs start with every cell's largest noise (what device images see)
+        todo, noise = [k for c in cells for k in c.episodes], envelope([c.noise for c in cells])
     if not todo:
         return
     convert, views = check_fit(compiled, spec)
@@ -83,17 +90,18 @@ def run_task(
                 f"policy {spec.policy!r} on scene {compiled.scene.name!r}", [one_line(str(exc))]
             ) from None
         env.add_views(policy.views)  # views a policy derives (LeRobot's)
+        env.backgrounds, groups = world_backgrounds(compiled, tuple(cells), n, env.renderer)
         if getattr(policy, "device_images", False):  # frames never copied to the host
             env.use_device_images()  # (where the backend and the rig share a device)
         hooks = hooks if hooks is not None else Hooks()
         hooks.on_env(env)
         loop = EvalLoop(
             env, policy, todo, execute=spec.execute, ensemble=spec.ensemble, convert=convert,
-            hooks=hooks,
+            hooks=hooks, cells=cells, backgrounds=groups,
         )  # fmt: skip
         with overflow_errors(env.handler, compiled.scene.name):
             for rec in loop.run():
-                yield replace(rec, cell=cell, factors=cell_factors)
+                yield rec if cells else replace(rec, cell=cell, factors=cell_factors)
     finally:
         if policy is not None:
             policy.close()

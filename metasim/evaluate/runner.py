@@ -25,18 +25,20 @@ from typing import Any
 import numpy as np
 
 from metasim.errors import MetasimInputError
+from metasim.evaluate.cell_batches import CellBatches
+from metasim.evaluate.cell_summary import adaptive_summary, summarize, summarize_cells
 from metasim.evaluate.checkpoint import checkpoint_record
 from metasim.evaluate.config import EvalConfig
 from metasim.evaluate.content import scene_record
-from metasim.evaluate.executors import Shard, check_ray, run_local, run_ray
+from metasim.evaluate.executors import BatchShard, Shard, check_ray, run_local, run_ray
 from metasim.evaluate.plan import Plan, PlanItem
-from metasim.evaluate.records import CellSummary, EpisodeRecord, RunSummary, TaskSummary
+from metasim.evaluate.records import EpisodeRecord, RunSummary
 from metasim.evaluate.render_record import background_records, image_inputs, renderer_record
 from metasim.evaluate.store import RunStore
 from metasim.paths import ROOT
-from metasim.perturb import Cell, Grid
+from metasim.perturb import Grid
 from metasim.sim import UnsupportedScene
-from metasim.stats import sensitivity_summary, stratified_bootstrap_ci, success_interval
+from metasim.stats import sensitivity_summary, stratified_bootstrap_ci
 from metasim.stats.adaptive import StoppingRule
 from metasim.stats.aggregates import AGGREGATES
 from metasim.stats.sensitivity import variance_shares
@@ -65,27 +67,6 @@ def versions() -> dict[str, str]:
         out["git_commit"] = commit.stdout.strip() if commit.returncode == 0 else "unknown"
     except (OSError, subprocess.TimeoutExpired):
         out["git_commit"] = "unknown"
-    return out
-
-
-def summarize(records: list[EpisodeRecord], tasks: list[str]) -> dict[str, TaskSummary]:
-    """Per-task success rate with its 95% Wilson interval, progress and steps."""
-    out: dict[str, TaskSummary] = {}
-    for task in tasks:
-        rows = [r for r in records if r.task == task]
-        n = len(rows)
-        k = sum(r.success for r in rows)
-        lo, hi = success_interval(k, n)
-        out[task] = TaskSummary(
-            success_rate=k / n if n else 0.0,
-            n=n,
-            successes=k,
-            ci95=(lo, hi),
-            mean_progress=sum(r.progress for r in rows) / n if n else 0.0,
-            mean_steps=sum(r.steps for r in rows) / n if n else 0.0,
-            mean_steps_to_success=(sum(r.steps for r in rows if r.success) / k if k else None),
-            errors=sum(r.error is not None for r in rows),
-        )
     return out
 
 
@@ -158,6 +139,8 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None, extend: bool = False)
     try:
         scenes = scene_record(plan.tasks)
         extra = {"backgrounds": b} if (b := background_records(plan, cfg.render)) else {}
+        batches = CellBatches.of(cfg, plan)  # cells run as worlds of one batch (if asked)
+        extra |= {"cell_batches": c} if (c := batches.record()) else {}
         store.check_manifest({**manifest(cfg, names, plan.cell_ids, scenes), **extra}, extend)
         runner = _Runner(cfg, store, progress, names, len(cells))
         adaptive: dict[str, Any] = {}
@@ -168,7 +151,7 @@ def run_eval(cfg: EvalConfig, progress: Any | None = None, extend: bool = False)
                     "episodes": n,
                     "saved": cfg.episodes - n,
                 }
-            else:
+            elif not batches.queue(runner, item, runner.block):
                 runner.queue(item, item.episodes)
         runner.flush()
         cell_ids = [c.id for c in cells]
@@ -302,7 +285,8 @@ class _Runner:
         self.results: dict[tuple[str, str], dict[int, bool]] = {}
         for r in store.records():
             self.results.setdefault((r.task, r.cell), {})[r.episode] = r.success
-        self.pending: list[Iterator[Shard]] = []
+        self.pending: list[Iterator[Shard | BatchShard]] = []
+        self.block = PLAN_BLOCK if cfg.executor == "local" else cfg.shard_episodes
         self.bars: dict[str, Any] = {}
         if progress is not None:
             for name in tasks:
@@ -315,8 +299,7 @@ class _Runner:
         Shards are made as the executor asks for them, so memory does not grow with the
         episode count."""
         held = self.results.get((item.name, item.cell.id), {})
-        block = PLAN_BLOCK if self.cfg.executor == "local" else self.cfg.shard_episodes
-        self.pending.append(self._shards(item, (k for k in episodes if k not in held), block))
+        self.pending.append(self._shards(item, (k for k in episodes if k not in held), self.block))
 
     def _shards(self, item: PlanItem, todo: Iterator[int], block: int) -> Iterator[Shard]:
         while batch := tuple(itertools.islice(todo, block)):
@@ -367,34 +350,3 @@ class _Runner:
             if rule.should_stop(k, target):
                 return target
             target = min(target + block, rule.max_episodes)
-
-
-def adaptive_summary(cfg: EvalConfig, cells: dict[str, Any]) -> dict[str, Any] | None:
-    if not cfg.adaptive:
-        return None
-    used = sum(c["episodes"] for t in cells.values() for c in t.values())
-    saved = sum(c["saved"] for t in cells.values() for c in t.values())
-    return {
-        "rule": {
-            "width": cfg.adaptive_width,
-            "min_episodes": cfg.adaptive_min,
-            "max_episodes": cfg.episodes,
-            "interval": "wilson 95%",
-        },
-        "episodes_used": used,
-        "episodes_saved": saved,
-        "cells": cells,
-    }
-
-
-def summarize_cells(
-    records: list[EpisodeRecord], tasks: list[str], cells: list[Cell]
-) -> dict[str, CellSummary]:
-    """Per cell: its factor values and the per-task summary of its episodes."""
-    return {
-        cell.id: CellSummary(
-            factors=cell.values,
-            tasks=summarize([r for r in records if r.cell == cell.id], tasks),
-        )
-        for cell in cells
-    }

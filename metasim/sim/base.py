@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import mujoco
 import numpy as np
@@ -166,14 +166,20 @@ class Handler(ABC):
             rig.apply(edit.field, edit.index, values)
 
     def camera_rig(
-        self, views: Sequence[View], renderer: str = "opengl", settings: RaytraceSpec | None = None
+        self,
+        views: Sequence[View],
+        renderer: str = "opengl",
+        settings: RaytraceSpec | None = None,
+        backgrounds: Any = None,
     ) -> CameraRig:
         """A rig rendering `views` of every env together (`metasim.sim.cameras`): with
         `opengl`, MuJoCo's renderer frame by frame (`render`); with `warp`, MuJoCo Warp's
-        ray tracer in one launch. The handler's later per-env model edits reach it."""
+        ray tracer in one launch, behind the meshes the splat groups `backgrounds` (a
+        `SplatGroups`, one per world; None: the scene's background). The handler's later
+        per-env model edits reach it."""
         from metasim.scene.render_schema import RaytraceSpec
 
-        rig = make_rig(self, views, renderer, settings or RaytraceSpec())
+        rig = make_rig(self, views, renderer, settings or RaytraceSpec(), backgrounds)
         for (field, index), values in self._edits.items():
             rig.apply(field, index, values)
         self._rigs.append(rig)

@@ -121,12 +121,18 @@ def check_renderer(renderer: str | None) -> None:
 
 
 def make_rig(
-    handler: Handler, views: Sequence[View], renderer: str, settings: RaytraceSpec
+    handler: Handler,
+    views: Sequence[View],
+    renderer: str,
+    settings: RaytraceSpec,
+    backgrounds: Any = None,
 ) -> CameraRig:
     """A rig of `renderer` for `views` of `handler`'s envs (KeyError: no such renderer,
-    or one whose package is not installed here)."""
+    or one whose package is not installed here); `backgrounds`: the ray tracer's splat
+    groups per world (a renderer without splats, OpenGL, draws the mesh fallback)."""
     check_renderer(renderer)
-    return RENDERERS[renderer]()(handler, views, settings)
+    extra = {"backgrounds": backgrounds} if backgrounds is not None and renderer == "warp" else {}
+    return RENDERERS[renderer]()(handler, views, settings, **extra)
 
 
 __all__ = [
