@@ -71,6 +71,7 @@ def main() -> int:
     p.add_argument("--tasks", type=int, default=10)
     p.add_argument("--held-out", type=int, default=0, metavar="N")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--skip", nargs="*", default=[], metavar="REF", help="tasks left out")
     p.add_argument("--cameras", nargs="+", default=None)
     p.add_argument("--states", type=int, default=2)
     p.add_argument("--spp", type=int, nargs="+", default=[3, 1])
@@ -85,6 +86,7 @@ def main() -> int:
         tasks = held_out(args.benchmark, args.held_out, args.seed)
     else:
         tasks = all_suites()[suite][: args.tasks]
+    tasks = [t for t in tasks if t not in args.skip]
     print("tasks:", " ".join(tasks), file=sys.stderr)
     keys = [""] + [f"@no-{w}" for w in args.without]
     rows: dict[int, dict[str, list[tuple[float, float]]]] = {}
