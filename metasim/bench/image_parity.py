@@ -39,9 +39,12 @@ def task_parity(
     states: int = 2,
     moves: int = 8,
     seed: int = 0,
+    variants: dict[str, RaytraceSpec] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Per camera of task `ref`: PSNR and MAE of Warp vs OpenGL over `states` random
-    states, at `size` (W, H; None: the scene's camera size), and both images of env 0."""
+    states, at `size` (W, H; None: the scene's camera size), and both images of env 0.
+    `variants` (name -> other settings): also per camera `camera@name`, the same states
+    ray traced with those settings against the same OpenGL frames."""
     from metasim.envs.vec_env import MetasimVectorEnv
     from metasim.scene.sources import compile_task
 
@@ -54,11 +57,14 @@ def task_parity(
             w, h = size or compiled.camera_size(cam)
             views.append(View(cam, w, h))
         gl = env.handler.camera_rig(views, "opengl").render()
-        rt = env.handler.camera_rig(views, "warp", settings).render()
+        runs = {"": env.handler.camera_rig(views, "warp", settings).render()}
+        for name, other in (variants or {}).items():
+            runs[f"@{name}"] = env.handler.camera_rig(views, "warp", other).render()
     finally:
         env.close()
     return {
-        v.camera: {"psnr": psnr(a, b), "mae": mae(a, b), "opengl": a[0], "warp": b[0]}
+        v.camera + key: {"psnr": psnr(a, b), "mae": mae(a, b), "opengl": a[0], "warp": b[0]}
+        for key, rt in runs.items()
         for v, a, b in zip(views, gl, rt, strict=True)
     }
 

@@ -21,7 +21,9 @@ class RaytraceSpec(Strict):
     metasim.sim.warp.gl_shading); `reflections`: OpenGL's planar reflection in the scene's
     one reflective plane or box (metasim.sim.warp.gl_reflection); `mipmaps`: textures
     sampled through mipmaps by each pixel's footprint, as OpenGL (gl_mipmaps); both with
-    `shading: opengl`."""
+    `shading: opengl`; `sites`: the sites OpenGL draws (groups 0-2, not transparent) as
+    geoms of the site's shape, size and colour (metasim.sim.warp.gl_sites; physics
+    untouched)."""
 
     samples_per_pixel: Annotated[int, Field(ge=1, le=4)] = 2
     shadows: bool = True
@@ -31,6 +33,7 @@ class RaytraceSpec(Strict):
     shading: Literal["opengl", "warp"] = "opengl"
     reflections: bool = True
     mipmaps: bool = True
+    sites: bool = True
 
 
 class RenderSpec(Strict):

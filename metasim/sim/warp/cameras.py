@@ -5,7 +5,10 @@ kinematics of the last step or reset are already there; with an observation inst
 data of that instant's kinematics the backend makes on the device). On any other backend
 it keeps a MuJoCo Warp model and a data of `num_envs` worlds of its own: each `render()`
 copies the batch's positions (qpos, mocap poses; one host-to-device copy each) into that
-data and computes kinematics on the device. Per-env model edits the handler takes reach
+data and computes kinematics on the device. A scene whose sites OpenGL draws (Meta-World's)
+is traced from a render model with a geom per site (`metasim.sim.warp.gl_sites`), a model
+and data of the rig's own on every backend (on the warp backend the positions are copied
+on the device from the backend's data). Per-env model edits the handler takes reach
 the rig's model as per-world fields (lights, colours, fixture poses), so each world is
 drawn with its own. One `mjw.render` call per view group (the views of distinct cameras,
 usually all of them), then its frames resolved on the device (the sub-pixel mean) and
@@ -32,6 +35,7 @@ from metasim.sim.state import UnsupportedScene
 from metasim.sim.warp.fields import STATIC_POSE_FIELDS, place_static_geoms, set_world_field
 from metasim.sim.warp.frames import FrameResolver, host
 from metasim.sim.warp.gl_shading import render_module
+from metasim.sim.warp.gl_sites import place_site_geoms, with_sites
 from metasim.sim.warp.splat_groups import SplatGroups, hidden_model
 from metasim.sim.warp.support import pick_device, put_model
 from metasim.sim.warp.trace import prepare_context, trace
@@ -124,22 +128,27 @@ class WarpRig:
         self.settings = settings
         model = handler.model
         self.nworld = handler.num_envs
-        shared = getattr(handler, "device_arrays", None)
-        self.shared = shared is not None
-        if shared is not None:
+        # OpenGL's sites as geoms of a render model (gl_sites): then the rig traces a
+        # model and data of its own on every backend
+        self._sites = with_sites(model, handler.compiled.spec) if settings.sites else None
+        shared: Any = getattr(handler, "device_arrays", None)
+        self._device_arrays = shared
+        self.shared = shared is not None and self._sites is None
+        if self.shared:
             self._wm, self._wd, self.device = shared()
-            self._device_arrays = shared
         else:
-            self.device = pick_device(None)
+            drawn = model if self._sites is None else self._sites.model
+            self.device = pick_device(None) if shared is None else shared()[2]
             with wp.ScopedDevice(self.device):
-                self._wm = put_model(model, handler.compiled.scene.name)
+                self._wm = put_model(drawn, handler.compiled.scene.name)
                 self._wd = mjw.put_data(
-                    model, mujoco.MjData(model), nworld=self.nworld, nconmax=1, njmax=1
+                    drawn, mujoco.MjData(drawn), nworld=self.nworld, nconmax=1, njmax=1
                 )
         self._groups = view_groups(self.views)
         self.backgrounds = backgrounds or scene_backgrounds(handler)
         fallback = self.backgrounds.fallback if self.backgrounds else None
-        self._traced = hidden_model(model, fallback_geoms(model, fallback))
+        drawn = model if self._sites is None else self._sites.model
+        self._traced = hidden_model(drawn, fallback_geoms(model, fallback))
         # Anti-aliasing: each camera traced at n x its size in one launch, then averaged
         # over n x n blocks on the host: the same sub-pixel rays as MuJoCo Warp's own
         # samples_per_pixel (images within 56-59 dB of it), which launches the kernel n²
@@ -195,7 +204,15 @@ class WarpRig:
         """The batch's positions into the rig's own data, then kinematics on the device:
         those of the scene's observation instant where it has one (the native handler's
         rows of the state the observed substep started from), as the OpenGL rig renders."""
-        h, d, m = self.handler, self._wd, self._wm
+        h, d = self.handler, self._wd
+        if self._device_arrays is not None:  # the warp backend's (observed) data, copied
+            _, src, _ = self._device_arrays(observed=True)
+            wp.copy(d.qpos, src.qpos)
+            if h.model.nmocap:
+                wp.copy(d.mocap_pos, src.mocap_pos)
+                wp.copy(d.mocap_quat, src.mocap_quat)
+            self._kinematics()
+            return
         rows = getattr(h, "_obs_rows", None)
         if h.observe_substep is None or rows is None or not len(rows):
             rows = getattr(h, "_state", None)
@@ -211,8 +228,14 @@ class WarpRig:
         if h.model.nmocap:
             d.mocap_pos.assign(np.ascontiguousarray(mpos, dtype=np.float32))
             d.mocap_quat.assign(np.ascontiguousarray(mquat, dtype=np.float32))
-        mjw.kinematics(m, d)
-        mjw.com_pos(m, d)
+        self._kinematics()
+
+    def _kinematics(self) -> None:
+        """Kinematics of the rig's data on the device, the site geoms at their sites."""
+        mjw.kinematics(self._wm, self._wd)
+        mjw.com_pos(self._wm, self._wd)
+        if self._sites is not None:
+            place_site_geoms(self._sites, self._wm, self._wd)
 
     def render(self, on_device: bool = False) -> list[Any]:
         """Per view, the frames on the host; with `on_device`, the Warp arrays on the

@@ -1,6 +1,7 @@
 """The Warp kernels of the warp backend's handler: the pack kernels that gather what the
 host reads after a control step into one array (`pack_poses`, `pack_rest`, `pack_row`),
-the static geoms' poses after a per-world model edit (`static_geom_poses`), and the
+the static geoms' poses after a per-world model edit (`static_geom_poses`), the camera
+rig's site geoms at their sites (`site_geom_poses`), and the
 reference acceleration of weld and connect rows without MuJoCo >= 3.7's J̇v term
 (`legacy_equality_aref`). Controllers'
 kernels live with their controllers (`metasim.control.osc_kernels`).
@@ -128,6 +129,23 @@ def static_geom_poses(
         b = body_parentid[b]
     geom_xpos[w, g] = pos
     geom_xmat[w, g] = mjmath.quat_to_mat(quat)
+
+
+@wp.kernel(enable_backward=False)
+def site_geom_poses(
+    first: int,
+    sites: wp.array[int],
+    site_xpos: wp.array2d[wp.vec3],
+    site_xmat: wp.array2d[wp.mat33],
+    geom_xpos: wp.array2d[wp.vec3],
+    geom_xmat: wp.array2d[wp.mat33],
+):
+    """Geom `first + k` of every world at the world pose of site `sites[k]` (the warp
+    rig's geoms that draw sites, metasim.sim.warp.gl_sites)."""
+    w, k = wp.tid()
+    s = sites[k]
+    geom_xpos[w, first + k] = site_xpos[w, s]
+    geom_xmat[w, first + k] = site_xmat[w, s]
 
 
 @wp.kernel(enable_backward=False)

@@ -12,6 +12,7 @@ import numpy as np
 
 from metasim.sim.warp.cameras import downsample, single_face_cubes
 from metasim.sim.warp.gl_shading import render_module
+from metasim.sim.warp.gl_sites import place_site_geoms, with_sites
 from metasim.sim.warp.trace import prepare_context, trace
 
 if TYPE_CHECKING:
@@ -25,12 +26,23 @@ def render_model(
     size: tuple[int, int],
     settings: RaytraceSpec,
     device: str = "cpu",
+    spec: mujoco.MjSpec | None = None,
 ) -> np.ndarray:
     """(H, W, 3) uint8: camera `camera` of one world in state `data` (kinematics done),
     ray traced at `size` (W, H) with `settings` as the warp rig traces it (n x the size,
-    the n x n blocks averaged, n = `settings.samples_per_pixel`)."""
+    the n x n blocks averaged, n = `settings.samples_per_pixel`). With the `spec` the
+    model was compiled from, its sites are drawn as the rig draws them (`settings.sites`)."""
     import mujoco_warp as mjw
     import warp as wp
+
+    sites = with_sites(model, spec) if settings.sites else None
+    if sites is not None:  # the render model's data: the same positions
+        drawn = mujoco.MjData(sites.model)
+        drawn.qpos[:], drawn.mocap_pos[:], drawn.mocap_quat[:] = (
+            data.qpos, data.mocap_pos, data.mocap_quat
+        )  # fmt: skip
+        model, data = sites.model, drawn
+        mujoco.mj_kinematics(model, data)
 
     module = render_module() if settings.shading == "opengl" else None
     n, (w, h) = settings.samples_per_pixel, size
@@ -52,6 +64,8 @@ def render_model(
         mirror = prepare_context(model, wm, rc, settings, module, n)
         mjw.kinematics(wm, wd)  # as the rig: kinematics, then cameras and lights
         mjw.com_pos(wm, wd)
+        if sites is not None:
+            place_site_geoms(sites, wm, wd)
         mjw.camlight(wm, wd)
         mjw.refit_bvh(wm, wd, rc)
         trace(mjw.render if module is None else module.render, wm, wd, rc, mirror)
