@@ -46,25 +46,6 @@ def blur_images(images: np.ndarray, sigma: float) -> np.ndarray:
     return np.clip(np.rint(out), 0, 255).astype(np.uint8)
 
 
-def perturb_images(
-    policy: dict[str, np.ndarray],
-    noise: RuntimeNoise,
-    gauss: Callable[[float, tuple[int, ...]], np.ndarray],
-) -> None:
-    """Blur, then pixel noise, on every camera image (`*_rgb`) of the policy group, in
-    place; `gauss(std, shape)` draws (B, *shape) noise from each env's episode generator."""
-    if not (noise.image_blur or noise.image_noise):
-        return
-    for key in [k for k in policy if k.endswith("_rgb")]:
-        images = np.asarray(policy[key])
-        if noise.image_blur:
-            images = blur_images(images, noise.image_blur)
-        if noise.image_noise:
-            noisy = images + gauss(noise.image_noise, images.shape[1:])
-            images = np.clip(noisy, 0, 255).astype(np.uint8)
-        policy[key] = images
-
-
 def envelope(noises: Sequence[RuntimeNoise]) -> RuntimeNoise:
     """Each field's largest value over `noises` (what any of them applies)."""
     return RuntimeNoise(

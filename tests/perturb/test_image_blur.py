@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from metasim.envs.device_images import device_refusal
-from metasim.envs.noise import RuntimeNoise, blur_images, perturb_images
+from metasim.envs.noise import RuntimeNoise, WorldNoise, blur_images
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.perturb import RUNTIME_AXES
+from metasim.tasks.seeds import episode_rng
 
 
 def test_blur_of_an_impulse_is_the_gaussian():
@@ -25,16 +26,17 @@ def test_blur_of_an_impulse_is_the_gaussian():
 
 def test_blur_runs_before_the_noise_and_only_on_images():
     rng = np.random.default_rng(0)
-    policy = {"front_rgb": rng.integers(0, 256, (2, 8, 8, 3), dtype=np.uint8), "ee": np.ones(3)}
-    calls = []
-
-    def gauss(std, shape):
-        calls.append(std)
-        return np.zeros((2, *shape))
-
-    perturb_images(policy, RuntimeNoise(image_blur=1.0, image_noise=3.0), gauss)
-    assert calls == [3.0]
-    assert np.array_equal(policy["ee"], np.ones(3))
+    images = rng.integers(0, 256, (2, 8, 8, 3), dtype=np.uint8)
+    policy = {"front_rgb": images.copy(), "ee": np.ones((2, 3))}
+    noise = WorldNoise([RuntimeNoise(image_blur=1.0, image_noise=3.0), RuntimeNoise()], 2)
+    noise.start(np.arange(2), [5, 6], lambda: np.zeros((2, 7)))
+    noise.observations({"policy": policy, "privileged": {}}, [])
+    # env 0: its episode's pixel noise added to the blurred image; env 1: untouched
+    draw = episode_rng(5, "runtime_noise").normal(0.0, 3.0, size=images.shape[1:])
+    want = np.clip(blur_images(images[:1], 1.0)[0] + draw, 0, 255).astype(np.uint8)
+    np.testing.assert_array_equal(policy["front_rgb"][0], want)
+    np.testing.assert_array_equal(policy["front_rgb"][1], images[1])
+    np.testing.assert_array_equal(policy["ee"], np.ones((2, 3)))
     assert policy["front_rgb"].dtype == np.uint8
     assert RUNTIME_AXES["image_blur"](RuntimeNoise(), 1.5) == RuntimeNoise(image_blur=1.5)
 
