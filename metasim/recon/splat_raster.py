@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import torch
 
+from metasim.recon.camera import Intrinsics
+
 TILE = 8  # tile side in pixels
 DILATION = 0.3  # px^2 added to the projected covariance (3DGS's low-pass filter)
 ALPHA_MIN = 1.0 / 255.0
@@ -29,16 +31,11 @@ NEAR = 0.01  # Gaussians nearer than this (scene units) are culled
 
 @dataclass
 class Camera:
-    """An OpenCV pinhole: `world_to_cam` (4, 4), focal lengths and principal point in
-    pixels (pixel centres at integers), image size."""
+    """An OpenCV pinhole: `world_to_cam` (4, 4) and its intrinsics `intr` (pixel
+    centres at integers)."""
 
     world_to_cam: torch.Tensor
-    fx: float
-    fy: float
-    cx: float
-    cy: float
-    width: int
-    height: int
+    intr: Intrinsics
 
 
 @dataclass
@@ -90,19 +87,20 @@ def quat_to_rotmat(q: torch.Tensor) -> torch.Tensor:
 
 def project(g: Gaussians, cam: Camera) -> Projected:
     """The 2D Gaussians of `g` seen by `cam` (EWA: Sigma2 = J W Sigma3 W^T J^T)."""
+    k = cam.intr
     rot, trans = cam.world_to_cam[:3, :3], cam.world_to_cam[:3, 3]
     t = g.means @ rot.T + trans  # (N, 3) camera coordinates
     z = t[:, 2]
     front = z > NEAR
     zs = torch.where(front, z, torch.ones_like(z))
     # Clamp x/z, y/z to 1.3x the field of view, as 3DGS does, so that J stays bounded.
-    lim_x = 1.3 * max(cam.cx, cam.width - 1 - cam.cx) / cam.fx + 0.5 / cam.fx
-    lim_y = 1.3 * max(cam.cy, cam.height - 1 - cam.cy) / cam.fy + 0.5 / cam.fy
+    lim_x = 1.3 * max(k.cx, k.width - 1 - k.cx) / k.fx + 0.5 / k.fx
+    lim_y = 1.3 * max(k.cy, k.height - 1 - k.cy) / k.fy + 0.5 / k.fy
     tx = (t[:, 0] / zs).clamp(-lim_x, lim_x) * zs
     ty = (t[:, 1] / zs).clamp(-lim_y, lim_y) * zs
     zero = torch.zeros_like(zs)
     jac = torch.stack(
-        [cam.fx / zs, zero, -cam.fx * tx / zs**2, zero, cam.fy / zs, -cam.fy * ty / zs**2], dim=1
+        [k.fx / zs, zero, -k.fx * tx / zs**2, zero, k.fy / zs, -k.fy * ty / zs**2], dim=1
     ).reshape(-1, 2, 3)
     r = quat_to_rotmat(g.quats)
     m = r * torch.exp(g.log_scales)[:, None, :]  # R S
@@ -117,13 +115,13 @@ def project(g: Gaussians, cam: Camera) -> Projected:
     half = 0.5 * (a + c)
     lam = half + torch.sqrt((half * half - det).clamp_min(0.1))
     radius = torch.ceil(3.0 * torch.sqrt(lam)).detach()
-    xy = torch.stack([cam.fx * t[:, 0] / zs + cam.cx, cam.fy * t[:, 1] / zs + cam.cy], dim=1)
+    xy = torch.stack([k.fx * t[:, 0] / zs + k.cx, k.fy * t[:, 1] / zs + k.cy], dim=1)
     with torch.no_grad():
         inside = (
             (xy[:, 0] + radius >= -0.5)
-            & (xy[:, 0] - radius <= cam.width - 0.5)
+            & (xy[:, 0] - radius <= k.width - 0.5)
             & (xy[:, 1] + radius >= -0.5)
-            & (xy[:, 1] - radius <= cam.height - 0.5)
+            & (xy[:, 1] - radius <= k.height - 0.5)
         )
     return Projected(xy, conic, z, radius, front & inside)
 
@@ -131,8 +129,8 @@ def project(g: Gaussians, cam: Camera) -> Projected:
 def _tile_pairs(p: Projected, cam: Camera) -> tuple[torch.Tensor, torch.Tensor, int]:
     """(tile id, Gaussian id) for every tile a visible Gaussian's 3-sigma box touches,
     sorted by tile, then front to back; and the number of tiles across."""
-    tiles_x = (cam.width + TILE - 1) // TILE
-    tiles_y = (cam.height + TILE - 1) // TILE
+    tiles_x = (cam.intr.width + TILE - 1) // TILE
+    tiles_y = (cam.intr.height + TILE - 1) // TILE
     with torch.no_grad():
         ids = torch.nonzero(p.visible).squeeze(1)
         xy, rad = p.xy[ids], p.radius[ids]
@@ -180,7 +178,7 @@ def _entries(
         opacity = torch.sigmoid(opacity_logits)[gid]
         floor = torch.log(ALPHA_MIN / opacity)[:, None, None]
         mask = (power >= floor) & (power <= 0)
-        mask &= (py < cam.height)[:, :, None] & (px < cam.width)[:, None, :]
+        mask &= (py < cam.intr.height)[:, :, None] & (px < cam.intr.width)[:, None, :]
         # Pixel-major order: (offset in tile, pair); pairs are in (tile, depth) order.
         k, pair = torch.nonzero(mask.reshape(len(tile), -1).T, as_tuple=True)
     return px[pair, k % TILE], py[pair, k // TILE], gid[pair]
@@ -196,7 +194,7 @@ def render(
     `under` (H, W, 3) (black when None) whose camera depth is `under_depth` (H, W)
     (a Gaussian behind it at a pixel is hidden there; 0: nothing there, the layer is at
     infinity)."""
-    height, width, dtype = cam.height, cam.width, g.means.dtype
+    height, width, dtype = cam.intr.height, cam.intr.width, g.means.dtype
     p = project(g, cam)
     tile, gid, tiles_x = _tile_pairs(p, cam)
     px, py, gid = _entries(p, g.opacity_logits, tile, gid, tiles_x, cam)

@@ -75,15 +75,7 @@ def _views(
     under, depth = object_layer(scene_file, poses, intr)
     out = []
     for img, pose, col, dep in zip(images, poses, under, depth, strict=True):
-        cam = Camera(
-            torch.tensor(np.linalg.inv(pose), dtype=torch.float32),
-            intr.fx,
-            intr.fy,
-            intr.cx,
-            intr.cy,
-            intr.width,
-            intr.height,
-        )
+        cam = Camera(torch.tensor(np.linalg.inv(pose), dtype=torch.float32), intr)
         out.append(
             View(
                 cam,

@@ -10,6 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from metasim.recon.camera import Intrinsics  # noqa: E402
 from metasim.recon.splat_raster import (  # noqa: E402
     ALPHA_MIN,
     DILATION,
@@ -32,7 +33,7 @@ def _one_thread():
 
 
 def _camera(dtype=torch.float32) -> Camera:
-    return Camera(torch.eye(4, dtype=dtype), F, F, CX, CY, W, H)
+    return Camera(torch.eye(4, dtype=dtype), Intrinsics(F, F, CX, CY, W, H))
 
 
 def _gaussians(means, scales, colours, opacities, quats=None, dtype=torch.float32) -> Gaussians:
