@@ -96,8 +96,6 @@ class MetasimVectorEnv(gym.vector.VectorEnv):
         self.controller = ActionController(self.compiled, kind, num_envs)
         self.task = TaskRuntime(self.compiled)
         self.handler.track_contacts = self.task.needs_contacts
-        # observed at the scene's instant in the control step (LIBERO: robosuite's)
-        self.handler.set_observe_substep(self.compiled.scene.task.observe_substep)
         self.views = tuple(c if isinstance(c, CameraView) else CameraView(c) for c in cameras)
         self.cameras = tuple(v.camera for v in self.views)
         self._rig: CameraRig | None = None  # made at the first observation with cameras

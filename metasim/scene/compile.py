@@ -9,6 +9,7 @@ names up again.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,13 @@ class CompiledScene:
     @property
     def max_steps(self) -> int:
         return max(1, math.ceil(self.scene.task.time_limit / self.control_dt))
+
+    def observed_at(self, substep: int | None) -> CompiledScene:
+        """This scene (the same model) observed after physics substep `substep` of every
+        control step (`task.observe_substep`, which a handler reads when it is built; None:
+        at the step's end)."""
+        task = self.scene.task.model_copy(update={"observe_substep": substep})
+        return dataclasses.replace(self, scene=self.scene.model_copy(update={"task": task}))
 
     def camera_size(self, name: str) -> tuple[int, int]:
         """(width, height) declared for camera `name` (640x480 for cameras not in the YAML)."""

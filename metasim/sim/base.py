@@ -41,8 +41,10 @@ class Handler(ABC):
     (torque control such as `osc_pose`); `track_contacts`: set it to have `contacts()`
     report each env's active contacts after every step and reset. `set_mocap` moves
     mocap bodies between control steps (mocap-driven arms such as Meta-World's).
-    `supports_observe_substep`: whether `set_observe_substep` can take observations
-    inside the control step (`kinematics(at="observed")`, `render(observed=True)`).
+    `supports_observe_substep`: whether the backend can take observations inside the
+    control step at the scene's instant (`task.observe_substep`, read at construction:
+    `kinematics(at="observed")`, `render(observed=True)`); one that cannot refuses such
+    a scene.
 
     Every backend's constructor takes `nthread` (threads stepping the envs; None: the
     backend's default) and sets `self.nthread` to what it uses (1 where the device
@@ -60,8 +62,8 @@ class Handler(ABC):
         self.num_envs = num_envs
         self.substeps = compiled.substeps
         self.track_contacts = False
-        # the observation instant (`set_observe_substep`); None: the end of the step
-        self.observe_substep: int | None = None
+        # the observation instant, the scene's (1-based substep); None: the end of the step
+        self.observe_substep = self._observe_instant(compiled.scene.task.observe_substep)
         self._renderers: dict[tuple[int, int, bool], mujoco.Renderer] = {}
         self._rigs: list[CameraRig] = []
         # the last values of each (field, row) edited per env, replayed into a new rig
@@ -203,8 +205,8 @@ class Handler(ABC):
           `contacts()` reports; qpos and qvel after that substep. It is what MuJoCo's data
           holds right after mj_step, and what robosuite's env.step leaves for LIBERO's
           `_check_success` (it calls no mj_forward after the last substep).
-        - "observed": the observation instant (`set_observe_substep`); without one,
-          "forward"'s.
+        - "observed": the scene's observation instant (`task.observe_substep`); without
+          one, "forward"'s.
 
         A backend that keeps no copy of an instant gives "forward"'s (and then reports
         contacts of that same state)."""
@@ -215,31 +217,28 @@ class Handler(ABC):
     @abstractmethod
     def _kinematics(self, at: Instant) -> Kinematics: ...
 
-    def set_observe_substep(self, substep: int | None) -> None:
-        """Take observations at the physics substep `substep` (1-based) of every control
-        step from now on: `kinematics(at="observed")` and `render(observed=True)` then show
-        what MuJoCo's data holds right after that substep's mj_step (joint state after
-        `substep` substeps; body, site and camera poses of the state the substep started
-        from, which mj_step computes before integrating). After a reset, the reset state's.
-        None: the end of the step (`kinematics()`), which costs nothing extra. A scene asks
-        for it with `task.observe_substep` (LIBERO: 24 of 25, robosuite's instant)."""
-        if substep is not None:
-            if not 1 <= substep <= self.substeps:
-                raise ValueError(
-                    f"observe_substep must be in [1, {self.substeps}] (the control step's "
-                    f"physics substeps), got {substep}"
-                )
-            if not self.supports_observe_substep:
-                raise UnsupportedScene(
-                    f"the {type(self).__module__.split('.')[-2]} backend observes only at "
-                    f"the end of a control step; this scene observes after physics substep "
-                    f"{substep} of {self.substeps} (task.observe_substep); use backend=mujoco"
-                )
-        self.observe_substep = substep
-        self._observe_substep_set()
-
-    def _observe_substep_set(self) -> None:  # noqa: B027  (a hook: most backends need none)
-        """Hook: `observe_substep` changed (a backend that supports it resets its copies)."""
+    def _observe_instant(self, substep: int | None) -> int | None:
+        """The scene's observation instant `substep` (`task.observe_substep`), checked:
+        `kinematics(at="observed")` and `render(observed=True)` then show what MuJoCo's
+        data holds right after that substep's mj_step in every control step (joint state
+        after `substep` substeps; body, site and camera poses of the state the substep
+        started from, which mj_step computes before integrating); after a reset, the reset
+        state's. None: the end of the step (`kinematics()`), which costs nothing extra.
+        LIBERO asks for 24 of 25, robosuite's instant."""
+        if substep is None:
+            return None
+        if not 1 <= substep <= self.substeps:
+            raise ValueError(
+                f"observe_substep must be in [1, {self.substeps}] (the control step's "
+                f"physics substeps), got {substep}"
+            )
+        if not self.supports_observe_substep:
+            raise UnsupportedScene(
+                f"the {type(self).__module__.split('.')[-2]} backend observes only at "
+                f"the end of a control step; this scene observes after physics substep "
+                f"{substep} of {self.substeps} (task.observe_substep); use backend=mujoco"
+            )
+        return substep
 
     @abstractmethod
     def site_jacobian(self, site: int) -> np.ndarray:
@@ -257,7 +256,7 @@ class Handler(ABC):
         """(len(env_ids), H, W, 3) uint8 images from the named camera, rendered by
         MuJoCo's renderer (EGL/OSMesa offscreen) whatever the backend; with `depth`,
         (len(env_ids), H, W) float32 depth in metres instead. With `observed`, of the
-        observation instant (`set_observe_substep`; without one, the current state)."""
+        observation instant (`task.observe_substep`; without one, the current state)."""
         if self.compiled.untextured:
             raise UnsupportedScene(
                 f"scene {self.compiled.scene.name!r} was prebuilt without its textures "

@@ -65,7 +65,7 @@ class OpenGLRig:
 
     def render(self) -> list[np.ndarray]:
         h = self.handler
-        # at the scene's observation instant (`Handler.set_observe_substep`; else now)
+        # at the scene's observation instant (`task.observe_substep`; else now)
         return [
             h.render(v.camera, width=v.width, height=v.height, depth=v.depth, observed=True)
             for v in self.views

@@ -1,11 +1,12 @@
 """One control step's substep schedule: what happens between the physics substeps.
 
-Computed once per kind of step (`schedule`, cached) from what the step has to do: a host
-controller writing each substep's ctrl, the legacy weld aref (`mujoco/legacy.py`), an
-observation instant, contact reporting. Every stepping path reads it instead of deciding
-for itself: the native backend's MuJoCo batch takes a step whose schedule is `empty`
-(and reports no contacts), its per-env loop and its lockstep run the `ops`, and so does
-the warp backend's device step.
+Computed once per kind of step (`schedule`, cached; a handler takes its kinds when it is
+built) from what the step has to do: a host controller writing each substep's ctrl, the
+legacy weld aref (`mujoco/legacy.py`), the scene's observation instant
+(`task.observe_substep`), contact reporting. The stepping paths read it instead of
+deciding for themselves: the native backend's MuJoCo batch takes a step whose schedule is
+`empty`, its lockstep runs the `ops` (`mujoco/handler.py`), and so does the warp
+backend's device step.
 
 `ops` is the step as a sequence of operations on one env's data (all worlds' on warp):
 - ("steps", n): `mj_step` n times (natively one call: nothing runs between them);
@@ -47,8 +48,9 @@ class Schedule:
 
     @property
     def empty(self) -> bool:
-        """Whether nothing runs between the substeps: one `mj_step` of all of them."""
-        return not self.split and self.observe is None
+        """Whether nothing runs between the substeps and nothing is read after them but
+        the state and poses: one `mj_step` of all of them, no contacts reported."""
+        return not self.split and self.observe is None and not self.contacts
 
     def _ops(self) -> list[Op]:
         n, obs = self.substeps, self.observe

@@ -1,7 +1,7 @@
 """The native handler's plain control step on MuJoCo's batch (metasim.sim.mujoco.batched)
 gives bitwise the state rows, the poses as mj_step left them, the end-of-step poses and
-the Jacobians of the handler's own per-env loop, at one and two threads; the paths that
-need the per-env loop (contacts reported, per-env edits) do not take the batch."""
+the Jacobians of the handler's lockstep (each env alone), at one and two threads; steps
+that report contacts or run per-env edits take the lockstep."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from metasim.tasks.task import TaskRuntime
 
 
 def _pair(compiled, n: int, nthread: int) -> tuple[BackendHandler, BackendHandler]:
-    """Two handlers on the same initial states: one steps on the batch, one per env."""
+    """Two handlers on the same initial states: one steps on the batch, one in lockstep."""
     out = []
     for _ in range(2):
         h = get_backend("mujoco").launch(compiled, n, nthread=nthread)
@@ -22,7 +22,7 @@ def _pair(compiled, n: int, nthread: int) -> tuple[BackendHandler, BackendHandle
         state = TaskRuntime(compiled).sample_initial(h.default_state(n), list(range(n)))
         h.set_state(state)
         out.append(h)
-    out[1]._stepper = lambda: None  # type: ignore[method-assign]  # the per-env loop
+    out[1]._stepper = lambda: None  # type: ignore[method-assign]  # the lockstep
     return out[0], out[1]
 
 

@@ -19,7 +19,7 @@ pytest.importorskip("jax", reason="the mjx extra (jax, mujoco-mjx) is not instal
 
 from metasim.paths import SCENES
 from metasim.scene import compile_file
-from metasim.sim import ModelEdit, get_backend
+from metasim.sim import ModelEdit, UnsupportedScene, get_backend
 from metasim.tasks.task import TaskRuntime
 
 # The module compiles lift_cube for MJX (~1 min cold, ~30 s warm): the slow lane.
@@ -218,6 +218,13 @@ def test_unsupported_scene_names_feature_and_element() -> None:
     compiled = compile_file(str(SCENES / "lift_cylinder.yaml"))
     with pytest.raises(ValueError, match=r"geom can \(cylinder, body can\) against geom table"):
         put_model(compiled, cylinder_sides=0)  # without its prism stand-in
+
+
+def test_a_scene_observed_inside_the_step_is_refused(lift_scene: Any) -> None:
+    """MJX observes only at a control step's end: a scene with `task.observe_substep`
+    (LIBERO's) is refused when the handler is built, naming the field."""
+    with pytest.raises(UnsupportedScene, match=r"task\.observe_substep"):
+        get_backend("mjx").launch(lift_scene.observed_at(3), 1)
 
 
 def test_bench_backend_reports_both_backends(lift_scene: Any) -> None:

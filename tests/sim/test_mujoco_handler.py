@@ -172,9 +172,9 @@ def test_observe_substep_shows_the_data_right_after_that_substep(lift_scene, obs
     the k-th mj_step (qpos after it, poses of the state it started from), and
     render(observed=True) renders those poses; the physics is bitwise unchanged."""
     assert lift_scene.substeps > 3
-    seen_h, state = _start(lift_scene, 2, seeds=[3, 4], nthread=2)
+    seen_h, state = _start(lift_scene.observed_at(observe), 2, seeds=[3, 4], nthread=2)
     plain_h, _ = _start(lift_scene, 2, seeds=[3, 4], nthread=2)
-    seen_h.set_observe_substep(observe)
+    assert seen_h.observe_substep == observe and plain_h.observe_substep is None
     ctrls = _ctrl_sequence(lift_scene, state, 4)
     substep: Any = None
     if controller != "none":  # a host controller every substep: mj_step1/mj_step2
@@ -213,17 +213,13 @@ def test_observe_substep_shows_the_data_right_after_that_substep(lift_scene, obs
     plain_h.set_state(state_before)
     np.testing.assert_array_equal(img, plain_h.render(cam, width=64, height=48))
     assert img.shape == end.shape
-    # None: back to the end of the step
-    seen_h.set_observe_substep(None)
-    seen_h.step(ctrls[-1], substep)
+    # without an instant (the scene's None): the end of the step
     np.testing.assert_array_equal(
-        seen_h.kinematics(at="observed").site_pos, seen_h.kinematics().site_pos
+        plain_h.kinematics(at="observed").site_pos, plain_h.kinematics().site_pos
     )
 
 
 def test_observe_substep_is_checked(lift_scene):
-    h, _ = _start(lift_scene, 1)
-    with pytest.raises(ValueError, match="observe_substep"):
-        h.set_observe_substep(lift_scene.substeps + 1)
-    with pytest.raises(ValueError, match="observe_substep"):
-        h.set_observe_substep(0)
+    for bad in (lift_scene.substeps + 1, 0):
+        with pytest.raises(ValueError, match="observe_substep"):
+            get_backend("mujoco").launch(lift_scene.observed_at(bad), 1)

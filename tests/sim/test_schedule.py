@@ -18,6 +18,12 @@ def test_a_plain_step_is_one_call_of_every_substep() -> None:
     assert schedule(25, None, False, False, False) is plan  # computed once per kind
 
 
+def test_a_step_that_reports_contacts_is_not_empty() -> None:
+    """(MuJoCo's batch keeps no contact list: such a step runs in lockstep.)"""
+    plan = schedule(25, None, False, False, True)
+    assert not plan.empty and plan.ops == (("steps", 25),)
+
+
 @pytest.mark.parametrize(
     ("observe", "ops"),
     [

@@ -66,11 +66,10 @@ def _rows_state(model: Any, rows: np.ndarray) -> SimState:
 def test_warp_rig_draws_the_kept_instant_without_a_host_copy(lift_scene, monkeypatch) -> None:
     cams = [c.name for c in lift_scene.scene.cameras]
     views = [View(c, 48, 32) for c in cams]
-    warp_h: Any = get_backend("warp").launch(lift_scene, 2, device="cpu")
+    warp_h: Any = get_backend("warp").launch(lift_scene.observed_at(OBSERVE), 2, device="cpu")
     ref = get_backend("mujoco").launch(lift_scene, 2)  # the ray tracer of a loaded state
     try:
         state = TaskRuntime(lift_scene).sample_initial(ref.default_state(2), [0, 1])
-        warp_h.set_observe_substep(OBSERVE)
         warp_h.set_state(state)
         rig, ref_rig = warp_h.camera_rig(views, "warp", FAST), ref.camera_rig(views, "warp", FAST)
         ref.set_state(state)

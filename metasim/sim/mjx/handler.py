@@ -128,7 +128,7 @@ class BackendHandler(Handler):
     def _kinematics(self, at: Instant) -> Kinematics:
         if at == "step":
             return self._step_kinematics()
-        # (no observation instant here: set_observe_substep refuses one)
+        # (no observation instant here: the base refuses a scene with one)
         qpos, qvel, xpos, xquat, site_pos, site_mat, _ = self._obs
         b = self.num_envs
         return Kinematics(

@@ -1,8 +1,8 @@
 """The native handler's plain control step on MuJoCo's own batch (`mujoco.batch.Batch`).
 
-When nothing runs between an env's substeps (no host controller, no legacy aref, no
-observation instant), no contacts are reported and no env's model is edited, a control
-step is one `Batch.step` over all envs: MuJoCo loads each mjSTATE_INTEGRATION row into a
+When the step's schedule is empty (no host controller, no legacy aref, no observation
+instant, no contacts reported) and no env's model is edited, a control step is one
+`Batch.step` over all envs: MuJoCo loads each mjSTATE_INTEGRATION row into a
 per-thread MjData, runs `mj_step` `substeps` times, copies out the poses it left and
 saves the row, on `nthread` threads with no Python (and so no GIL) between envs. The
 end-of-step poses come from one `forward` to the position stage with contacts and
@@ -10,7 +10,7 @@ constraints switched off in the model for that call (they do not enter kinematic
 collision pass would cost as much as the Python it replaces), and the site Jacobians
 from the `cdof` and `subtree_com` that forward computed, with mj_jac's own arithmetic
 (`site_jacobian`; `Batch.jac` would run the kinematics again). Bitwise the same rows,
-poses and Jacobians as the handler's per-env loop (tests/sim/test_handler_batch.py).
+poses and Jacobians as the handler's lockstep (tests/sim/test_handler_batch.py).
 """
 
 from __future__ import annotations

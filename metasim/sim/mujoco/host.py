@@ -57,31 +57,23 @@ class HostHandler(Handler):
         self._step_block = PoseBuffers(self._scratch[0], b)
         self._step_poses = self._step_block.arrays
         self._step_kinematics = self._kinematics_of((self._qpos, self._qvel, *self._step_poses))
-        # The observation instant's copies (`set_observe_substep`), made when one is set:
-        # the state row the observed substep started from (rendered from) and the joint
-        # state and poses mj_step left after it (buffers in `_batch_buffers`' order).
-        self._obs_rows: np.ndarray = np.zeros((0, self._state.shape[1]))
-        self._obs_buffers: tuple[np.ndarray, ...] = ()
-        self._obs_kinematics = self._forward_kinematics
-        self._instants = self._instants_now()
+        # The observation instant's copies (the scene's `task.observe_substep`): the state
+        # row the observed substep started from (rendered from) and the joint state and
+        # poses mj_step left after it (buffers in `_batch_buffers`' order); after a reset,
+        # the reset state's.
+        on = self.observe_substep is not None
+        self._obs_rows = self._state.copy() if on else self._state[:0].copy()
+        self._obs_buffers = tuple(a.copy() for a in self._batch_buffers) if on else ()
+        obs = self._kinematics_of(self._obs_buffers) if on else self._forward_kinematics
+        # `kinematics(at)`'s views: after the step, as mj_step left them, observed
+        self._instants = {"forward": self._forward_kinematics, "step": self._step_kinematics}
+        self._instants["observed"] = obs
 
     def _kinematics_of(self, buffers: tuple[np.ndarray, ...]) -> Kinematics:
         """A `Kinematics` of views of (qpos, qvel, body pos, body quat, site pos, site mat)."""
         qpos, qvel, pos, quat, site_pos, site_mat = buffers
         site_mat = site_mat.reshape(self.num_envs, -1, 3, 3)
         return Kinematics(qpos, qvel, pos, quat, site_pos, site_mat)
-
-    def _observe_substep_set(self) -> None:
-        on = self.observe_substep is not None  # until the next step: the current state's
-        self._obs_rows = self._state.copy() if on else self._obs_rows[:0]
-        self._obs_buffers = tuple(a.copy() for a in self._batch_buffers) if on else ()
-        self._obs_kinematics = self._kinematics_of(self._obs_buffers or self._batch_buffers)
-        self._instants = self._instants_now()
-
-    def _instants_now(self) -> dict[str, Kinematics]:
-        """`kinematics(at)`'s views: after the step, as mj_step left them, observed."""
-        kin, step, obs = self._forward_kinematics, self._step_kinematics, self._obs_kinematics
-        return {"forward": kin, "step": step, "observed": obs}
 
     # ------------------------------------------------------------ state
 

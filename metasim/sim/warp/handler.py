@@ -118,7 +118,10 @@ class BackendHandler(HostHandler):
         self.graph = graph and self.device.startswith("cuda")
         self._graphs: dict[bool, Any] = {}
         self.singular = np.zeros(num_envs, dtype=bool)  # OSC met a singular J M⁻¹ Jᵀ
+        self._observe_on_device()  # before the reset, which fills what it keeps
         self.reset(np.arange(num_envs), self.default_state(num_envs))  # on the device
+        if self._observed is not None:  # the static geoms' poses that reset computed
+            self._observed.place_static(self._wd)
 
     # ------------------------------------------------------------ stepping
 
@@ -152,10 +155,9 @@ class BackendHandler(HostHandler):
         args = [self.model.nbody, self.model.nsite, at, d.xpos, d.xquat, d.site_xpos, d.site_xmat]
         wp.launch(pack_poses, dim=self.num_envs, inputs=args, outputs=[self._pack])
 
-    def _observe_substep_set(self) -> None:
-        """Grow (or shrink back) the pack by the observation instant's columns; the rows
-        kept on the device start as the current state's (observed until the next step)."""
-        super()._observe_substep_set()
+    def _observe_on_device(self) -> None:
+        """With the scene's observation instant, grow the pack by its columns and keep the
+        rows before the observed substep on the device (a reset fills both)."""
         n, b, on = self._nstate, self.num_envs, self.observe_substep is not None
         extra = self._poses + 2 * n if on else 0
         self._wobs, self._observed = None, None
