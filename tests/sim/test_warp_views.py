@@ -2,7 +2,7 @@
 each world given another scene's camera and light rows (`metasim.perturb.views`) as
 per-env model edits, draws each world exactly as that scene's own model draws it, on
 the warp rig (native and warp physics; the field of view through per-world ray sets)
-and on OpenGL (each env's model). Warp's CPU device."""
+and on OpenGL (each env's model, on either backend). Warp's CPU device."""
 
 from __future__ import annotations
 
@@ -59,7 +59,8 @@ def _alone(compiled: CompiledScene, backend: str, render: str) -> dict[str, np.n
 
 
 @pytest.mark.parametrize(
-    ("backend", "render"), [("mujoco", "warp"), ("warp", "warp"), ("mujoco", "opengl")]
+    ("backend", "render"),
+    [("mujoco", "warp"), ("warp", "warp"), ("mujoco", "opengl"), ("warp", "opengl")],
 )
 def test_each_world_draws_its_scenes_cameras_and_lights(backend: str, render: str) -> None:
     base = load_scene(LIFT).model_copy(deep=True)

@@ -79,8 +79,9 @@ class RaySets:
     def __init__(self, model: mujoco.MjModel, nworld: int, patched: bool) -> None:
         self.model, self.nworld, self.patched = model, nworld, patched
         self.fovy = np.tile(np.asarray(model.cam_fovy, dtype=np.float64), (nworld, 1))
-        self._own: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # per context: its own rays
-        self._cache: dict[tuple[int, bytes], tuple[np.ndarray, np.ndarray]] = {}
+        # per context: its ray sets so far (set 0 the context's own), keyed by the fields
+        # of view of its cameras; laid out once, a set kept while the rig lives
+        self._sets: dict[int, dict[bytes, tuple[np.ndarray, np.ndarray]]] = {}
 
     @staticmethod
     def attach(rc: Any, nworld: int) -> None:
@@ -93,38 +94,34 @@ class RaySets:
         self.fovy[:, index] = np.asarray(values, dtype=np.float64).reshape(self.nworld)
         for k, rc in enumerate(contexts):
             if self.patched:
-                self._lay_out(k, rc)
+                self._select(k, rc)
             elif not np.array_equal(
                 self.fovy, np.broadcast_to(self.model.cam_fovy, self.fovy.shape)
             ):
                 rc.use_precomputed_rays = False  # MuJoCo Warp's in-kernel rays
                 rc._megakernel = None  # rebuilt at the next render
 
-    def _lay_out(self, k: int, rc: Any) -> None:
-        """Context `k`'s ray sets end to end, and each world's offset into them."""
-        if k not in self._own:  # the context's own rays, before they are laid out
-            self._own[k] = (rc.ray.numpy(), rc.ray_offset.numpy())
+    def _select(self, k: int, rc: Any) -> None:
+        """Each world of context `k` reads the ray set of its fields of view (a new set
+        built and the sets laid out again end to end only when one is missing)."""
         cams = rc.cam_id_map.numpy()
-        own = np.asarray(self.model.cam_fovy, dtype=np.float64)[cams]
-        keys: list[bytes] = [own.tobytes()]
-        world = np.zeros(self.nworld, dtype=np.int32)
-        for w in range(self.nworld):
-            key = self.fovy[w, cams].tobytes()
-            if key not in keys:
-                keys.append(key)
-            world[w] = keys.index(key)
-        rays = [self._own[k]] + [self._rays(k, rc, key) for key in keys[1:]]
-        rc.ray = wp.array(np.concatenate([r for r, _ in rays]), dtype=wp.vec3)
-        rc.ray_offset = wp.array(np.concatenate([o for _, o in rays]), dtype=wp.vec3)
-        stride = len(self._own[k][0])
-        rc.metasim_ray_world = wp.array(world * stride, dtype=int)
-
-    def _rays(self, k: int, rc: Any, key: bytes) -> tuple[np.ndarray, np.ndarray]:
-        if (k, key) not in self._cache:
+        sets = self._sets.get(k)
+        if sets is None:  # the context's own rays, before anything is laid out
+            own = np.asarray(self.model.cam_fovy, dtype=np.float64)[cams].tobytes()
+            sets = self._sets[k] = {own: (rc.ray.numpy(), rc.ray_offset.numpy())}
+        keys = [self.fovy[w, cams].tobytes() for w in range(self.nworld)]
+        missing = [key for key in dict.fromkeys(keys) if key not in sets]
+        for key in missing:
             fovy = np.asarray(self.model.cam_fovy, dtype=np.float64).copy()
-            fovy[rc.cam_id_map.numpy()] = np.frombuffer(key, dtype=np.float64)
-            self._cache[(k, key)] = build_rays(self.model, rc, fovy)
-        return self._cache[(k, key)]
+            fovy[cams] = np.frombuffer(key, dtype=np.float64)
+            sets[key] = build_rays(self.model, rc, fovy)
+        if missing:
+            rc.ray = wp.array(np.concatenate([r for r, _ in sets.values()]), dtype=wp.vec3)
+            rc.ray_offset = wp.array(np.concatenate([o for _, o in sets.values()]), dtype=wp.vec3)
+        stride, order = rc.total_rays * rc.samples_per_pixel**2, list(sets)
+        rc.metasim_ray_world.assign(
+            np.array([order.index(key) * stride for key in keys], dtype=np.int32)
+        )
 
 
 __all__ = ["RAY_EDITS", "RaySets", "build_rays"]
