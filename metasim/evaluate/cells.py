@@ -1,8 +1,10 @@
 """A cell's share of a batch that runs several cells of one task side by side.
 
 Cells whose scenes compile to the same model differ only in what the env applies per
-world (their runtime noise), so their episodes can share one batched env: each slot runs
-one episode of one cell at a time, with that cell's noise, and its record names the cell.
+world (their runtime noise, their background's splats, their world cameras' and lights'
+rows), so their episodes can share one batched env: each slot runs one episode of one
+cell at a time, with that cell's noise, splat group and camera and light rows, and its
+record names the cell.
 """
 
 from __future__ import annotations
@@ -10,9 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from metasim.envs.noise import RuntimeNoise
+from metasim.perturb.views import Row, row_index, view_data, view_rows
 from metasim.scene.compile import CompiledScene
 from metasim.scene.render_schema import BackgroundSpec
+from metasim.sim import ModelEdit
 
 
 @dataclass(frozen=True)
@@ -25,6 +31,7 @@ class CellPart:
     noise: RuntimeNoise
     episodes: tuple[int, ...]
     background: BackgroundSpec | None = None  # the scanned background its images show
+    views: dict[str, Any] | None = None  # its world cameras and lights (`view_data`)
 
 
 def interleaved(parts: tuple[CellPart, ...]) -> list[tuple[int, int]]:
@@ -57,4 +64,53 @@ def world_backgrounds(
     return SplatGroups(groups.groups, [per_part[0]] * num_envs, groups.fallback), per_part
 
 
-__all__ = ["CellPart", "interleaved", "world_backgrounds"]
+class WorldViews:
+    """The camera and light rows of a batch's worlds: `edits` (field, model index), the
+    row of each edit per part (`rows[part][edit]`) and the worlds' current rows (each
+    the model's own, `own[edit]`, in all `n` worlds at first)."""
+
+    def __init__(self, edits: list[tuple[str, int]], rows: list[list[np.ndarray]],
+                 own: list[np.ndarray], n: int) -> None:  # fmt: skip
+        self.edits, self.rows = edits, rows
+        self.table = [np.stack([row] * n) for row in own]
+
+    def select(self, handler: Any, slots: np.ndarray, parts: list[int]) -> None:
+        """Worlds `slots` take the rows of the parts `parts` (per-env model edits of
+        `handler`, made where a row changes)."""
+        for e, (field, index) in enumerate(self.edits):
+            table = self.table[e].copy()
+            table[slots] = np.stack([self.rows[p][e] for p in parts])
+            if not np.array_equal(table, self.table[e]):
+                self.table[e] = table
+                handler.apply(ModelEdit(field, index, table))
+
+
+def world_views(
+    compiled: CompiledScene, parts: tuple[CellPart, ...], num_envs: int
+) -> WorldViews | None:
+    """The camera and light rows of a batch of `num_envs` worlds compiled as `compiled`
+    that runs `parts` (each world starting with the model's own rows); None when every
+    part draws the model's own cameras and lights."""
+    drawn = view_data(compiled.scene)
+    if all(p.views is None or p.views == drawn for p in parts):
+        return None
+    model = compiled.model
+    own = view_rows(drawn)
+    for key, row in own.items():  # compiled alone, the rows are the whole model's
+        if not np.array_equal(row, getattr(model, key[0])[row_index(model, key)]):
+            raise RuntimeError(f"{key}: the camera and light rows compiled alone differ "
+                               "from the scene's model")  # fmt: skip
+    rows = [own if p.views is None else view_rows(p.views) for p in parts]
+    for p, r in zip(parts, rows, strict=True):
+        if set(r) != set(own):
+            raise ValueError(f"cell {p.cell}: its cameras and lights are not the batch's "
+                             f"({sorted(set(r) ^ set(own))})")  # fmt: skip
+    keys: list[Row] = [k for k in own if any(not np.array_equal(r[k], own[k]) for r in rows)]
+    if not keys:
+        return None
+    edits = [(k[0], row_index(model, k)) for k in keys]
+    return WorldViews(edits, [[r[k] for k in keys] for r in rows], [own[k] for k in keys],
+                      num_envs)  # fmt: skip
+
+
+__all__ = ["CellPart", "WorldViews", "interleaved", "world_backgrounds", "world_views"]

@@ -19,7 +19,7 @@ from dataclasses import replace
 import numpy as np
 
 from metasim.envs.vec_env import MetasimVectorEnv
-from metasim.evaluate.cells import CellPart, interleaved
+from metasim.evaluate.cells import CellPart, WorldViews, interleaved
 from metasim.evaluate.chunks import ChunkQueue
 from metasim.evaluate.hooks import Hooks, RolloutHooks
 from metasim.evaluate.policy_io import converter_for, env_actions
@@ -36,7 +36,8 @@ class EvalLoop:
     sees while it runs (`RolloutHooks`). The episodes start with the task's settle steps.
     `cells`: run these cells' episodes instead of `todo`, side by side (each slot takes its
     episode's cell noise before it starts; each record names its cell); `backgrounds`: each
-    cell's splat group in the env's `backgrounds` (render=warp), selected per world too.
+    cell's splat group in the env's `backgrounds` (render=warp), selected per world too;
+    `views`: each cell's camera and light rows, set per world too.
     """
 
     def __init__(
@@ -51,6 +52,7 @@ class EvalLoop:
         hooks: RolloutHooks | None = None,
         cells: Sequence[CellPart] = (),
         backgrounds: Sequence[int] = (),
+        views: WorldViews | None = None,
     ) -> None:
         self.env = env
         self.convert = convert or converter_for(env.compiled, ActionConvention())
@@ -58,7 +60,7 @@ class EvalLoop:
         self.hooks: RolloutHooks = hooks if hooks is not None else Hooks()
         self.name = env.compiled.scene.name
         self.instruction = env.compiled.scene.task.instruction
-        self.cells, self.groups = tuple(cells), list(backgrounds)
+        self.cells, self.groups, self.views = tuple(cells), list(backgrounds), views
         self.queue = deque(interleaved(self.cells) if cells else [(-1, k) for k in todo])
         self.episode_of = np.full(env.num_envs, -1)  # which episode each slot runs; -1: idle
         self.cell_of = np.full(env.num_envs, -1)  # which of `cells` each slot runs
@@ -98,6 +100,8 @@ class EvalLoop:
             self.env.set_noise(slots, [self.cells[c].noise for c in cells])
             if self.groups:
                 self.env.select_backgrounds(slots, [self.groups[c] for c in cells])
+            if self.views is not None:
+                self.views.select(self.env.handler, slots, cells)
         self.obs, _ = self.env.reset(options={"env_ids": slots, "episodes": episodes})
         self.hooks.on_start(slots, np.asarray(episodes))
         self.chunks.start(self.instruction, None if first else slots)

@@ -17,7 +17,7 @@ from metasim.envs.noise import RuntimeNoise, envelope
 from metasim.envs.vec_env import MetasimVectorEnv
 from metasim.errors import MetasimInputError, one_line
 from metasim.evaluate.capacity import backend_options, overflow_errors
-from metasim.evaluate.cells import CellPart, world_backgrounds
+from metasim.evaluate.cells import CellPart, world_backgrounds, world_views
 from metasim.evaluate.hooks import Hooks, RolloutHooks
 from metasim.evaluate.loop import EvalLoop
 from metasim.evaluate.policy_io import camera_views, converter_for, policy_context
@@ -54,7 +54,8 @@ def run_task(
     the episodes it was driving (recorded with the reason); the run goes on.
 
     `cells`: run these cells' episodes side by side in one batch instead (`episodes`,
-    `noise`, `cell` and `factors` unused): each world runs with its episode's cell noise.
+    `noise`, `cell` and `factors` unused): each world runs with its episode's cell noise
+    (and background, cameras and lights).
     """
     todo = list(range(episodes)) if isinstance(episodes, int) else list(episodes)
     if cells:  # the envs start with every cell's largest noise (what device images see)
@@ -98,6 +99,7 @@ def run_task(
         loop = EvalLoop(
             env, policy, todo, execute=spec.execute, ensemble=spec.ensemble, convert=convert,
             hooks=hooks, cells=cells, backgrounds=groups,
+            views=world_views(compiled, tuple(cells), n) if cells else None,
         )  # fmt: skip
         with overflow_errors(env.handler, compiled.scene.name):
             for rec in loop.run():

@@ -9,13 +9,15 @@ data and computes kinematics on the device. A scene whose sites OpenGL draws (Me
 is traced from a render model with a geom per site (`metasim.sim.warp.gl_sites`), a model
 and data of the rig's own on every backend (on the warp backend the positions are copied
 on the device from the backend's data). Per-env model edits the handler takes reach
-the rig's model as per-world fields (lights, colours, fixture poses), so each world is
-drawn with its own. One `mjw.render` call per view group (the views of distinct cameras,
-usually all of them), then its frames resolved on the device (the sub-pixel mean) and
-one device-to-host copy of each (none with `render(on_device=True)`: the device arrays).
-A scene's scanned background (`background:`) is drawn as Gaussian splats composited
-with the meshes, its mesh fallback hidden; each world draws one splat group
-(`metasim.sim.warp.splat_groups`; `select_backgrounds` changes which).
+the rig's model as per-world fields (camera poses, lights, colours, fixture poses), so
+each world is drawn with its own; a camera's field of view per world reads the
+precomputed rays of that field of view (`metasim.sim.warp.ray_sets`). One `mjw.render`
+call per view group (the views of distinct cameras, usually all of them), then its
+frames resolved on the device (the sub-pixel mean) and one device-to-host copy of each
+(none with `render(on_device=True)`: the device arrays). A scene's scanned background
+(`background:`) is drawn as Gaussian splats composited with the meshes, its mesh
+fallback hidden; each world draws one splat group (`metasim.sim.warp.splat_groups`;
+`select_backgrounds` changes which).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from metasim.sim.warp.fields import STATIC_POSE_FIELDS, place_static_geoms, set_
 from metasim.sim.warp.frames import FrameResolver, host
 from metasim.sim.warp.gl_shading import render_module
 from metasim.sim.warp.gl_sites import place_site_geoms, with_sites
+from metasim.sim.warp.ray_sets import RaySets
 from metasim.sim.warp.splat_groups import SplatGroups, hidden_model
 from metasim.sim.warp.support import pick_device, put_model
 from metasim.sim.warp.trace import prepare_context, trace
@@ -160,6 +163,7 @@ class WarpRig:
         self.shading = "warp" if module is None else "opengl"  # what it renders with
         self._module = module
         self._mirrors: list[Any] = []  # OpenGL's reflection, per context (trace.py)
+        self._rays = RaySets(self._traced, self.nworld, patched=module is not None)
         with wp.ScopedDevice(self.device):
             self._contexts = [self._context(g) for g in self._groups]
         self._frames = FrameResolver(self.nworld, self.ss, self.device)
@@ -169,6 +173,7 @@ class WarpRig:
         single_face_cubes(self.handler.model, rc)
         model, s = self.handler.model, self.settings
         self._mirrors.append(prepare_context(model, self._wm, rc, s, self._module, self.ss))
+        RaySets.attach(rc, self.nworld)
         return rc
 
     def _make_context(self, targets: list[Target]) -> Any:
@@ -280,12 +285,13 @@ class WarpRig:
 
     def apply(self, field: str, index: int, values: np.ndarray) -> None:
         """A per-env model edit as a per-world field of the rig's model (the warp backend
-        set its shared model already). Fields MuJoCo Warp reads once for all worlds do
-        not change the images and are left."""
-        if self.shared:
-            return
+        set its shared model already); a field of view also picks each world's rays.
+        Fields MuJoCo Warp reads once for all worlds do not change the images and are
+        left."""
         with wp.ScopedDevice(self.device):
-            if set_world_field(self._wm, field, index, values, self.nworld):
+            if field == "cam_fovy":
+                self._rays.set(index, values, self._contexts)
+            if not self.shared and set_world_field(self._wm, field, index, values, self.nworld):
                 if field in STATIC_POSE_FIELDS:
                     place_static_geoms(self.handler.model, self._wm, self._wd)
 

@@ -34,6 +34,7 @@ from types import ModuleType
 
 from metasim.sim.warp.gl_mipmaps import mip_source
 from metasim.sim.warp.gl_reflection import MIRROR_EDITS
+from metasim.sim.warp.ray_sets import RAY_EDITS
 
 # (MuJoCo Warp's line, OpenGL's order): the texture and the specular kept apart, then
 # clamp(lit + specular) * texture
@@ -85,9 +86,10 @@ EDITS = (
 
 
 def patched_source(source: str) -> str | None:
-    """MuJoCo Warp's render module source with OpenGL's texture order, or None if any
-    edited line is missing or not unique."""
-    for old, new in EDITS + MIRROR_EDITS:
+    """MuJoCo Warp's render module source with OpenGL's texture order (and per-world
+    ray sets, `metasim.sim.warp.ray_sets`), or None if any edited line is missing or not
+    unique."""
+    for old, new in EDITS + MIRROR_EDITS + RAY_EDITS:
         if source.count(old) != 1:
             return None
         source = source.replace(old, new)
