@@ -36,6 +36,7 @@ import torch
 from metasim.evaluate.config import EvalConfig
 from metasim.evaluate.runner import run_eval
 from tests.collect.collect_helpers import SIZE, load
+from tests.probes import Capped
 
 LOG = "METASIM_TEST_LEARNED_WARP_LOG"
 CALLS = 6  # control steps compared (one request each), then the policy stops the episode
@@ -63,27 +64,23 @@ def _inputs(front: Any, wrist: Any) -> Any:
     return (torch.cat([front, wrist], dim=1) - 0.5) / 0.25
 
 
-class LearnedNet:
+class LearnedNet(Capped):
     """The trained net as a `policy=python` object: HWC uint8 frames in, one action out
     (de-standardised), logged with the request's index."""
 
-    batched = True
+    limit = CALLS
+    done = "policy done"
 
     def __init__(self, weights: str) -> None:
+        super().__init__()
         saved = torch.load(weights)
         self.net = _net()
         self.net.load_state_dict(saved["net"])
         self.net.eval()
         self.mean, self.std = saved["mean"], saved["std"]
-        self.calls = 0
-
-    def reset(self) -> None:
-        self.calls = 0
 
     def infer(self, obs: dict[str, Any]) -> dict[str, Any]:
-        if self.calls >= CALLS:
-            raise RuntimeError("policy done")
-        self.calls += 1
+        self.count()
         frames = [
             torch.as_tensor(np.asarray(obs[f"observation/{c}"])).permute(0, 3, 1, 2).float() / 255.0
             for c in CAMERAS

@@ -25,6 +25,7 @@ pytest.importorskip("mujoco_warp", reason="the warp extra (mujoco-warp) is not i
 from metasim.evaluate.config import EvalConfig
 from metasim.evaluate.records import EpisodeRecord
 from metasim.evaluate.runner import run_eval
+from tests.probes import Capped
 
 pytestmark = pytest.mark.slow
 
@@ -57,22 +58,18 @@ GRID = (
 )
 
 
-class ViewProbe:
+class ViewProbe(Capped):
     """Acts on each env's image brightness, logs image hashes and states, stops after
     `CALLS` requests."""
 
-    batched = True
+    limit = CALLS
 
     def __init__(self, images: list[str]) -> None:
-        self.images, self.calls = images, 0
-
-    def reset(self) -> None:
-        self.calls = 0
+        super().__init__()
+        self.images = images
 
     def infer(self, obs: dict[str, Any]) -> dict[str, Any]:
-        if self.calls >= CALLS:
-            raise RuntimeError("probe done")
-        self.calls += 1
+        self.count()
         imgs = [np.asarray(obs[k]) for k in self.images]
         b = imgs[0].shape[0]
         hashes = [[hashlib.sha1(img[i].tobytes()).hexdigest() for img in imgs] for i in range(b)]

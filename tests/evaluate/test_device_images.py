@@ -30,6 +30,7 @@ import warp as wp
 
 from metasim.evaluate.config import EvalConfig
 from metasim.evaluate.runner import run_eval
+from tests.probes import Capped
 
 LOG = "METASIM_TEST_DEVICE_LOG"
 CALLS = 5  # requests per episode before the policy stops it (a recorded error)
@@ -39,25 +40,22 @@ KEYS = ("observation/image", "observation/wrist_image")
 pytestmark = pytest.mark.slow
 
 
-class DeviceNet:
+class DeviceNet(Capped):
     """A fixed-weight image policy: conv net over both cameras, one batched forward."""
 
-    batched = True
+    limit = CALLS
+    done = "policy done"
     device_images = True
 
     def __init__(self, dim: int) -> None:
         gen = torch.Generator().manual_seed(0)
         self.w1 = torch.randn(8, 6, 5, 5, generator=gen) * 0.1  # both cameras' channels
         self.w2 = torch.randn(8, dim * 4, generator=gen) * 0.3
-        self.dim, self.calls = dim, 0
-
-    def reset(self) -> None:
-        self.calls = 0
+        super().__init__()
+        self.dim = dim
 
     def infer(self, obs: dict[str, Any]) -> dict[str, Any]:
-        if self.calls >= CALLS:
-            raise RuntimeError("policy done")
-        self.calls += 1
+        self.count()
         images = [torch.as_tensor(obs[k]) for k in KEYS]  # (B, 3, H, W) float in [0, 1]
         device = images[0].device
         x = (torch.cat(images, dim=1) - 0.5) / 0.25  # normalised on the device

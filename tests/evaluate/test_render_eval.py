@@ -26,6 +26,7 @@ pytest.importorskip("mujoco_warp", reason="the warp extra (mujoco-warp) is not i
 
 from metasim.evaluate.config import EvalConfig
 from metasim.evaluate.runner import run_eval
+from tests.probes import Capped
 
 LOG = "METASIM_TEST_RENDER_LOG"
 CALLS = 4  # requests per episode before the probe stops it
@@ -33,21 +34,17 @@ CALLS = 4  # requests per episode before the probe stops it
 pytestmark = pytest.mark.slow
 
 
-class ImageProbe:
+class ImageProbe(Capped):
     """Consumes the images (shape, dtype, brightness), logs the state, acts by the step."""
 
-    batched = True
+    limit = CALLS
 
     def __init__(self, dim: int, images: list[str]) -> None:
-        self.dim, self.images, self.calls = dim, images, 0
-
-    def reset(self) -> None:
-        self.calls = 0
+        super().__init__()
+        self.dim, self.images = dim, images
 
     def infer(self, obs: dict[str, Any]) -> dict[str, Any]:
-        if self.calls >= CALLS:
-            raise RuntimeError("probe done")
-        self.calls += 1
+        self.count()
         means = []
         for key in self.images:
             img = np.asarray(obs[key])
