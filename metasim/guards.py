@@ -132,10 +132,10 @@ def starts_with(prefix: bytes | tuple[bytes, ...], *contains: bytes) -> Callable
     return lambda head: head.startswith(prefix) and all(c in head for c in contains)
 
 
-def stamped_json(stamp: str) -> Callable[[bytes], bool]:
+def stamped_json(stamp: str, *older: str) -> Callable[[bytes], bool]:
     """A `holds` test for a JSON object metasim writes with `"written_by": stamp` as its
-    first key (`stamp_json`)."""
-    return starts_with(json.dumps({"written_by": stamp})[:-1].encode())
+    first key (`stamp_json`), or one of the `older` stamps the same kind of file had."""
+    return starts_with(tuple(json.dumps({"written_by": s})[:-1].encode() for s in (stamp, *older)))
 
 
 def stamp_json(stamp: str, data: dict[str, Any]) -> str:

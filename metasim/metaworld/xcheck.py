@@ -45,9 +45,12 @@ HELP = (
 )
 # `--package FILE`: the package's outcomes, a JSON object stamped as this command's, so a
 # file that is not one (a user's settings named by mistake) is refused, never replaced.
-# The stamp keeps the verb's old name so that the files already written still load.
-PACKAGE_STAMP = "metasim metaworld-compare package outcomes"
-PACKAGE_FILE = OutKind(f"a JSON file of {PACKAGE_STAMP}", stamped_json(PACKAGE_STAMP))
+# Files stamped with the verb's old name (`metaworld-compare`) still load and are replaced.
+PACKAGE_STAMP = "metasim check xcheck --benchmark metaworld: package outcomes"
+OLD_PACKAGE_STAMP = "metasim metaworld-compare package outcomes"
+PACKAGE_FILE = OutKind(
+    f"a JSON file of {PACKAGE_STAMP}", stamped_json(PACKAGE_STAMP, OLD_PACKAGE_STAMP)
+)
 
 
 @dataclass(frozen=True)

@@ -172,6 +172,11 @@ def test_package_file_is_read_back_only_for_its_key(tmp_path: Path) -> None:
     }
     assert xcheck.read_package_file(path, {**key, "seed": 1}) is None
     assert xcheck.read_package_file(path, {**key, "episodes": 3}) is None  # too few rows
+    # a file stamped under the verb's old name (`metaworld-compare`) loads and is replaceable
+    path.write_text(xcheck.stamp_json(xcheck.OLD_PACKAGE_STAMP, {"key": key, "rows": rows}))
+    assert xcheck.check_out_file(path, "--package", xcheck.PACKAGE_FILE) == path
+    assert xcheck.read_package_file(path, key) is not None
+    assert "metaworld-compare" not in xcheck.PACKAGE_STAMP
 
 
 ML_HIDDEN = ["metaworld:ML1-test/hand-insert-v3", "metaworld:ML1-test/box-close-v3"]
