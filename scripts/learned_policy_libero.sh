@@ -6,9 +6,10 @@
 #    observation.images.image, the wrist camera as observation.images.image2, both 256x256
 #    and flipped as LeRobot's LiberoEnv hands them over, shrunk to SIZE as the policy's own
 #    resize does; the 8-D state; osc_pose actions), from init states DEMO_INITS only;
-# 2. a diffusion policy trained from scratch by LeRobot's own `lerobot-train` on CPU,
-#    resizing the 256x256 frames itself (resize_shape), so every harness's frames go in
-#    unchanged;
+# 2. a policy trained from scratch by LeRobot's own `lerobot-train` on CPU: diffusion
+#    (POLICY=diffusion, the default), resizing the 256x256 frames itself (resize_shape), so
+#    every harness's frames go in unchanged; or ACT (POLICY=act: deterministic chunks,
+#    L1, no VAE), which takes frames at the recorded SIZE;
 # 3. the same checkpoint scored (a) by `metasim eval` (native MuJoCo + OpenGL), (b) by
 #    `metasim eval backend=warp render=warp`, both from init states EVAL_INITS only, paired
 #    episode by episode (same seed) through `metasim compare`, and (c) by LeRobot's own
@@ -32,6 +33,7 @@ SIZE="${SIZE:-64}"          # the policy's resize_shape (and the recorded frames
 STEPS="${STEPS:-2500}"      # training steps (~1.4 s each on one thread: see the doc)
 BATCH="${BATCH:-32}"
 OBS_STEPS="${OBS_STEPS:-1}"  # observations per prediction (1: half the image encoding of 2)
+POLICY="${POLICY:-diffusion}"  # diffusion | act
 EPISODES="${EPISODES:-50}"  # metasim episodes per task and side (init states cycle EVAL_INITS)
 LEROBOT_EPISODES="${LEROBOT_EPISODES:-25}"  # per task and lerobot-eval seed (inits 0..N-1)
 LEROBOT_SEEDS="${LEROBOT_SEEDS:-1000 2000}"  # one lerobot-eval per task and seed
@@ -52,7 +54,8 @@ $PY -m metasim.cli collect --quiet suite="$SUITE" policy=libero_expert "suite.ta
   episodes="$DEMOS" num_envs="$NUM_ENVS" commit_every=10 seed=0 out="$OUT/demos"
 [ "$UNTIL" = collect ] && exit 0
 
-# 2. Diffusion, trained from scratch (no ImageNet download), small U-Net, DDIM 10 steps.
+# 2. The policy (POLICY), trained from scratch (no ImageNet download): diffusion with a
+#    small U-Net and DDIM 10 steps, or ACT (above).
 # A run cut off resumes from its last checkpoint (every 500 steps); train.done marks the end.
 if [ ! -f "$OUT/train.done" ]; then
   resume=()
@@ -63,13 +66,21 @@ if [ ! -f "$OUT/train.done" ]; then
     .venv/bin/lerobot-train "${resume[@]}" --steps="$STEPS" 2>&1 | tee -a "$OUT/train.log"
   else
     rm -rf "$OUT/train"
+    if [ "$POLICY" = act ]; then
+      policy=(--policy.type=act --policy.pretrained_backbone_weights=null
+        --policy.use_vae=false
+        --policy.chunk_size=20 --policy.n_action_steps=10 --policy.dim_model=256
+        --policy.dim_feedforward=1024 --policy.n_encoder_layers=4 --policy.n_decoder_layers=1
+        --policy.optimizer_lr=1e-4 --policy.optimizer_lr_backbone=1e-4)
+    else
+      policy=(--policy.type=diffusion --policy.resize_shape="[$SIZE,$SIZE]"
+        --policy.crop_ratio=0.9 --policy.down_dims='[64,128,256]'
+        --policy.diffusion_step_embed_dim=64 --policy.noise_scheduler_type=DDIM
+        --policy.num_inference_steps=10 --policy.n_obs_steps="$OBS_STEPS")
+    fi
     .venv/bin/lerobot-train --dataset.repo_id="metasim/$SUITE" --dataset.root="$OUT/demos" \
-      --policy.type=diffusion --policy.device=cpu --policy.push_to_hub=false \
-      --policy.resize_shape="[$SIZE,$SIZE]" --policy.crop_ratio=0.9 \
-      --policy.down_dims='[64,128,256]' --policy.diffusion_step_embed_dim=64 \
-      --policy.noise_scheduler_type=DDIM --policy.num_inference_steps=10 \
-      --policy.n_obs_steps="$OBS_STEPS" --batch_size="$BATCH" --num_workers=0 \
-      --steps="$STEPS" --save_freq=500 --log_freq=50 \
+      "${policy[@]}" --policy.device=cpu --policy.push_to_hub=false \
+      --batch_size="$BATCH" --num_workers=0 --steps="$STEPS" --save_freq=500 --log_freq=50 \
       --eval_freq=0 --wandb.enable=false --seed=0 --output_dir="$OUT/train" \
       2>&1 | tee "$OUT/train.log"
   fi
