@@ -30,6 +30,10 @@ DEMO_INITS="${DEMO_INITS:-25-49}"  # init states the demonstrations start from
 EVAL_INITS="${EVAL_INITS:-0-24}"   # init states every evaluation starts from
 DEMOS="${DEMOS:-50}"        # expert episodes per task (each demo init twice; successes kept)
 SIZE="${SIZE:-64}"          # the policy's resize_shape (and the recorded frames)
+# RENDER=N: every harness renders the cameras at NxN and hands them over unresized (the
+# demonstrations, metasim's preset and lerobot-eval's --env.observation_height/width):
+# for a policy that does not resize (ACT). Unset: rendered at 256 and shrunk to SIZE.
+RENDER="${RENDER:-}"
 STEPS="${STEPS:-2500}"      # training steps (~1.4 s each on one thread: see the doc)
 BATCH="${BATCH:-32}"
 OBS_STEPS="${OBS_STEPS:-1}"  # observations per prediction (1: half the image encoding of 2)
@@ -50,7 +54,8 @@ mkdir -p "$OUT"
 
 # 1. Demonstrations (resumable), from the demo split of the init states only.
 $PY -m metasim.cli collect --quiet suite="$SUITE" policy=libero_expert "suite.tasks=[$REFS]" \
-  "+task_options.init_rows=$DEMO_INITS" record=lerobot_libero image_size="$SIZE" \
+  "+task_options.init_rows=$DEMO_INITS" record=lerobot_libero \
+  $([ -n "$RENDER" ] && echo render_size="$RENDER" || echo image_size="$SIZE") \
   episodes="$DEMOS" num_envs="$NUM_ENVS" commit_every=10 seed=0 out="$OUT/demos"
 [ "$UNTIL" = collect ] && exit 0
 
@@ -88,6 +93,12 @@ if [ ! -f "$OUT/train.done" ]; then
 fi
 [ "$UNTIL" = train ] && exit 0
 
+views=() lerobot_views=()  # RENDER: the preset's two cameras at RENDER x RENDER (metasim), the env's (LeRobot)
+if [ -n "$RENDER" ]; then
+  img="render: [$RENDER, $RENDER], origin: bottom, rotate: 180"
+  views=("policy.observation.images={observation.images.image: {camera: agentview, $img}, observation.images.image2: {camera: robot0_eye_in_hand, $img}}")
+  lerobot_views=(--env.observation_height="$RENDER" --env.observation_width="$RENDER")
+fi
 # 3. The same checkpoint in three harnesses. (a) and (b) run the same episodes (task,
 #    episode, seed): the same init state, fixture placement and policy noise seed.
 for side in native warp; do
@@ -95,7 +106,8 @@ for side in native warp; do
   if [ "$side" = warp ]; then where=(backend=warp render=warp ${WARP_SPP:+render_spp=$WARP_SPP}); fi
   [ -f "$OUT/eval-$side/summary.json" ] ||
     $PY -m metasim.cli eval --quiet suite="$SUITE" policy=lerobot_libero policy.path="$CKPT" \
-      policy.mode=per_env "suite.tasks=[$REFS]" "+task_options.init_rows=$EVAL_INITS" \
+      policy.mode=per_env ${views[@]+"${views[@]}"} "suite.tasks=[$REFS]" \
+      "+task_options.init_rows=$EVAL_INITS" \
       ${where[@]+"${where[@]}"} episodes="$EPISODES" num_envs="$NUM_ENVS" seed=1 \
       out="$OUT/eval-$side"
 done
@@ -117,6 +129,7 @@ for task in ${TASKS//,/ }; do
     [ -f "$dir/eval_info.json" ] ||
       $PY -m metasim.reference.lerobot_eval --benchmark libero --out "$dir" \
         -- --policy.path="$CKPT" --policy.device=cpu --env.type=libero --env.task="$SUITE" \
+        ${lerobot_views[@]+"${lerobot_views[@]}"} \
         "--env.task_ids=[$task]" --eval.n_episodes="$LEROBOT_EPISODES" --eval.batch_size=1 \
         --seed="$seed"
   done

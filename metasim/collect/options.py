@@ -14,6 +14,10 @@ collect's own `key=value` options, parsed with the same override grammar:
                      come from the preset, and image_size=N, if given, shrinks the
                      preset's unresized frames to N x N as a checkpoint that resizes them
                      itself does (PIL's antialiased bilinear = torchvision's Resize)
+  render_size=N      with record=PRESET: render the preset's frames at N x N instead of
+                     its declared size and record them unresized, as a harness that
+                     renders at N hands them over (LeRobot's LiberoEnv with
+                     observation_height=observation_width=N); not with image_size
   commit_every=N     commit the dataset every N episodes of a (task, cell) batch, so a
                      run cut off keeps all but the last N at most (default 0: one commit
                      per batch); the dataset is the same whatever N (episodes keep their
@@ -40,6 +44,7 @@ class CollectOptions(BaseModel):
     repo_id: str | None = None
     record: Annotated[str, Field(pattern=r"^[\w-]+$")] | None = None
     commit_every: Annotated[int, Field(ge=0)] = 0
+    render_size: Annotated[int, Field(ge=8, le=1024)] | None = None
 
 
 OWN_KEYS = tuple(CollectOptions.model_fields)

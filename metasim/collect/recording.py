@@ -95,14 +95,21 @@ def own(cameras: list[str], size: int) -> Recording:
     return Recording(spec)
 
 
-def of_preset(name: str, actions: ActionConvention, size: int | None = None) -> Recording:
+def of_preset(
+    name: str, actions: ActionConvention, size: int | None = None, render: int | None = None
+) -> Recording:
     """Preset `name`'s format, refused (naming `record`) where a dataset cannot hold it or
     the collecting policy's actions (`actions`) are not in the preset's convention.
 
     `size`: each image shrunk to size x size after the preset's own rendering, with PIL's
     antialiased bilinear filter -- what torchvision's `Resize` computes, and so what a
     checkpoint that resizes the preset's frames itself (LeRobot's diffusion
-    `resize_shape`) sees after its resize, to uint8 rounding."""
+    `resize_shape`) sees after its resize, to uint8 rounding.
+
+    `render`: each image rendered at render x render instead of the preset's declared
+    render size, and passed on unresized -- what a harness that renders at that size hands
+    over (LeRobot's LiberoEnv with `observation_height = observation_width = render`); at
+    evaluation the preset's images take the same `render`."""
     path = POLICIES / f"{name}.yaml"
     if not path.is_file():
         known = sorted(p.stem for p in POLICIES.glob("*.yaml"))
@@ -134,6 +141,22 @@ def of_preset(name: str, actions: ActionConvention, size: int | None = None) -> 
     if problems:
         raise MetasimInputError(where, problems)
     recorded = spec.model_copy(update={"prompt": None, "extra": {}})
+    if render is not None:
+        if size is not None:
+            raise MetasimInputError(
+                where, ["render_size and image_size: give one (render at a size, or shrink to it)"]
+            )
+        for key, img in spec.images.items():
+            if img.size is not None or img.render is None:
+                raise MetasimInputError(
+                    where,
+                    [f"render_size: observation.images.{key} is not a frame passed unresized at "
+                     "a declared render size"],
+                )  # fmt: skip
+        rendered = {
+            k: img.model_copy(update={"render": (render, render)}) for k, img in spec.images.items()
+        }
+        recorded = recorded.model_copy(update={"images": rendered})
     if size is not None:
         shrunk = {}
         for key, img in spec.images.items():

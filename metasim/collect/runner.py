@@ -123,13 +123,17 @@ def _recording(
 ) -> Recording:
     """metasim's own format over the asked cameras, or the preset's (`record=`)."""
     if opts.record is None:
+        if opts.render_size is not None:
+            raise MetasimInputError(
+                "command line", ["render_size: only with record=PRESET (image_size sizes the rest)"]
+            )
         return recording.own(_cameras(opts.cameras, scene, compiled), opts.image_size)
     if opts.cameras is not None:
         raise MetasimInputError(
             "command line", [f"cameras: record={opts.record} records the preset's own cameras"]
         )
     size = opts.image_size if "image_size" in opts.model_fields_set else None
-    return recording.of_preset(opts.record, cfg.rollout.actions, size)
+    return recording.of_preset(opts.record, cfg.rollout.actions, size, opts.render_size)
 
 
 Progress = Callable[[str, int, int], None]  # (task, episodes done, kept in dataset)
