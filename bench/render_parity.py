@@ -4,10 +4,10 @@
     PYTHONPATH=. MUJOCO_GL=egl python bench/render_parity.py --benchmark metaworld --held-out 10
 
 The tasks: the first `--tasks` of the benchmark's table suite (LIBERO: libero_10;
-Meta-World: MT10), or with `--held-out N` N tasks drawn at random (`--seed`) from the
-tasks neither table nor tuning used (LIBERO: libero_90, libero_goal, libero_object;
-Meta-World: MT50 outside MT10; the settings were tuned on libero_spatial/0, libero_90/5,
-assembly-v3 and bin-picking-v3). Per task `--states` random states (reset with a seed,
+Meta-World: MT10), the tasks `--refs`, or with `--held-out N` N tasks drawn at random
+(`--seed`) from the tasks neither table nor tuning used (LIBERO: libero_90, libero_goal,
+libero_object; Meta-World: MT50 outside MT10; the settings were tuned on libero_spatial/0,
+libero_90/5, assembly-v3 and bin-picking-v3). Per task `--states` random states (reset with a seed,
 then random actions), every camera the presets use (`--cameras` for others) at the preset
 size, rendered by both renderers from the same states: PSNR and MAE per camera (mean, min
 over tasks) for each `--spp` (samples per pixel per axis; the other settings are the
@@ -72,6 +72,7 @@ def main() -> int:
     p.add_argument("--held-out", type=int, default=0, metavar="N")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip", nargs="*", default=[], metavar="REF", help="tasks left out")
+    p.add_argument("--refs", nargs="+", default=None, metavar="REF", help="these tasks")
     p.add_argument("--cameras", nargs="+", default=None)
     p.add_argument("--states", type=int, default=2)
     p.add_argument("--spp", type=int, nargs="+", default=[3, 1])
@@ -82,7 +83,9 @@ def main() -> int:
     suite, cams, size = BENCHMARKS[args.benchmark]
     cams = args.cameras or cams
     size = tuple(args.size) if args.size else size
-    if args.held_out:
+    if args.refs:
+        tasks = list(args.refs)
+    elif args.held_out:
         tasks = held_out(args.benchmark, args.held_out, args.seed)
     else:
         tasks = all_suites()[suite][: args.tasks]

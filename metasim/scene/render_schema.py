@@ -23,7 +23,8 @@ class RaytraceSpec(Strict):
     sampled through mipmaps by each pixel's footprint, as OpenGL (gl_mipmaps); both with
     `shading: opengl`; `sites`: the sites OpenGL draws (groups 0-2, not transparent) as
     geoms of the site's shape, size and colour (metasim.sim.warp.gl_sites; physics
-    untouched)."""
+    untouched); `translucent`: geoms of alpha < 0.995 blended over what is behind them,
+    as OpenGL draws them (metasim.sim.warp.gl_translucent; with `shading: opengl`)."""
 
     samples_per_pixel: Annotated[int, Field(ge=1, le=4)] = 2
     shadows: bool = True
@@ -34,6 +35,7 @@ class RaytraceSpec(Strict):
     reflections: bool = True
     mipmaps: bool = True
     sites: bool = True
+    translucent: bool = True
 
 
 class RenderSpec(Strict):

@@ -41,7 +41,7 @@ from metasim.sim.warp.gl_sites import place_site_geoms, with_sites
 from metasim.sim.warp.ray_sets import RaySets
 from metasim.sim.warp.splat_groups import SplatGroups, hidden_model
 from metasim.sim.warp.support import pick_device, put_model
-from metasim.sim.warp.trace import prepare_context, trace
+from metasim.sim.warp.trace import prepare_context, scene_glass, trace
 
 if TYPE_CHECKING:
     from metasim.scene.render_schema import RaytraceSpec
@@ -158,11 +158,13 @@ class WarpRig:
         # times and accumulates with atomic adds: 10-15% slower on Warp's CPU device
         # (16 LIBERO worlds x 2 cameras at 128², 2x2 and 3x3).
         self.ss = settings.samples_per_pixel
-        module = render_module() if settings.shading == "opengl" else None
+        self._glass = scene_glass(self._traced, settings)  # translucent geoms (trace.py)
+        opengl = settings.shading == "opengl"
+        module = render_module(self._glass is not None) if opengl else None
         self._render = mjw.render if module is None else module.render
         self.shading = "warp" if module is None else "opengl"  # what it renders with
         self._module = module
-        self._mirrors: list[Any] = []  # OpenGL's reflection, per context (trace.py)
+        self._passes: list[Any] = []  # reflection and translucency, per context (trace.py)
         self._rays = RaySets(self._traced, self.nworld, patched=module is not None)
         with wp.ScopedDevice(self.device):
             self._contexts = [self._context(g) for g in self._groups]
@@ -172,7 +174,8 @@ class WarpRig:
         rc = self._make_context(targets)
         single_face_cubes(self.handler.model, rc)
         model, s = self.handler.model, self.settings
-        self._mirrors.append(prepare_context(model, self._wm, rc, s, self._module, self.ss))
+        passes = prepare_context(model, self._wm, rc, s, self._module, self.ss, self._glass)
+        self._passes.append(passes)
         RaySets.attach(rc, self.nworld)
         return rc
 
@@ -252,11 +255,9 @@ class WarpRig:
             else:  # the observation instant's kinematics, made on the device (or now's)
                 self._wm, self._wd, _ = self._device_arrays(observed=True)
             mjw.camlight(self._wm, self._wd)
-            for targets, rc, mirror in zip(
-                self._groups, self._contexts, self._mirrors, strict=True
-            ):
+            for targets, rc, passes in zip(self._groups, self._contexts, self._passes, strict=True):
                 mjw.refit_bvh(self._wm, self._wd, rc)
-                trace(self._render, self._wm, self._wd, rc, mirror)
+                trace(self._render, self._wm, self._wd, rc, passes)
                 frames.update(self._read(targets, rc, on_device))
         return [frames[((v.camera, v.width, v.height), v.depth)] for v in self.views]
 

@@ -191,11 +191,14 @@ def find_mirror(model: mujoco.MjModel, groups: tuple[int, ...] = (0, 1, 2)) -> M
     return None
 
 
-def mirror_kernel(module: Any, wm: Any, rc: Any, mirror: Mirror) -> Any:
+def mirror_kernel(module: Any, wm: Any, rc: Any, mirror: Mirror, glass: Any = None) -> Any:
     """The render kernel's mirror variant for context `rc` (launch it with
-    `module.render(wm, d, rc, mirror_kernel=...)` after the regular render)."""
+    `module.render(wm, d, rc, mirror_kernel=...)` after the regular render); `glass`: the
+    translucency module's argument that skips translucent geoms (gl_translucent)."""
     statics = (mirror.geom, mirror.lift, mirror.reflectance, *mirror.half)
-    return module._build_megakernel(wm, rc, statics)
+    if glass is None:
+        return module._build_megakernel(wm, rc, statics)
+    return module._build_megakernel(wm, rc, statics, None, glass)
 
 
 __all__ = ["MIRROR_EDITS", "Mirror", "find_mirror", "geom_rgba", "mirror_kernel"]

@@ -19,7 +19,8 @@ from the installed module's source with a few line edits (written to a cache fil
 Warp compiles a kernel from its source file). If the source no longer has the edited
 lines (another MuJoCo Warp version) it returns None, and the rig renders with MuJoCo
 Warp's own order (its images then differ more from OpenGL's; docs/rendering.md). The
-edits of OpenGL's planar reflection are metasim.sim.warp.gl_reflection's.
+edits of OpenGL's planar reflection are metasim.sim.warp.gl_reflection's, those of its
+translucent geoms metasim.sim.warp.gl_translucent's.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from types import ModuleType
 
 from metasim.sim.warp.gl_mipmaps import mip_source
 from metasim.sim.warp.gl_reflection import MIRROR_EDITS
+from metasim.sim.warp.gl_translucent import glass_source
 from metasim.sim.warp.ray_sets import RAY_EDITS
 
 # (MuJoCo Warp's line, OpenGL's order): the texture and the specular kept apart, then
@@ -97,12 +99,16 @@ def patched_source(source: str) -> str | None:
 
 
 @cache
-def render_module() -> ModuleType | None:
+def render_module(translucent: bool = False) -> ModuleType | None:
     """The render module with OpenGL's texture order (its `render(m, d, rc)` replaces
-    `mujoco_warp.render`), or None where the installed MuJoCo Warp cannot be edited."""
+    `mujoco_warp.render`), or None where the installed MuJoCo Warp cannot be edited.
+    `translucent`: also OpenGL's translucent geoms (metasim.sim.warp.gl_translucent; a
+    module of its own, for the models that have such a geom)."""
     from mujoco_warp._src import render
 
     source = patched_source(inspect.getsource(render))
+    if source is not None and translucent:
+        source = glass_source(source)
     if source is None:
         return None
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]

@@ -13,7 +13,7 @@ import numpy as np
 from metasim.sim.warp.cameras import downsample, single_face_cubes
 from metasim.sim.warp.gl_shading import render_module
 from metasim.sim.warp.gl_sites import place_site_geoms, with_sites
-from metasim.sim.warp.trace import prepare_context, trace
+from metasim.sim.warp.trace import prepare_context, scene_glass, trace
 
 if TYPE_CHECKING:
     from metasim.scene.render_schema import RaytraceSpec
@@ -44,7 +44,8 @@ def render_model(
         model, data = sites.model, drawn
         mujoco.mj_kinematics(model, data)
 
-    module = render_module() if settings.shading == "opengl" else None
+    glass = scene_glass(model, settings)
+    module = render_module(glass is not None) if settings.shading == "opengl" else None
     n, (w, h) = settings.samples_per_pixel, size
     with wp.ScopedDevice(device):
         wm, wd = mjw.put_model(model), mjw.put_data(model, data)
@@ -61,14 +62,14 @@ def render_model(
             render_skybox=settings.skybox,
         )
         single_face_cubes(model, rc)
-        mirror = prepare_context(model, wm, rc, settings, module, n)
+        passes = prepare_context(model, wm, rc, settings, module, n, glass)
         mjw.kinematics(wm, wd)  # as the rig: kinematics, then cameras and lights
         mjw.com_pos(wm, wd)
         if sites is not None:
             place_site_geoms(sites, wm, wd)
         mjw.camlight(wm, wd)
         mjw.refit_bvh(wm, wd, rc)
-        trace(mjw.render if module is None else module.render, wm, wd, rc, mirror)
+        trace(mjw.render if module is None else module.render, wm, wd, rc, passes)
         packed = rc.rgb_data.numpy()[0, : w * n * h * n]
     bgra = packed.view(np.uint8).reshape(1, h * n, w * n, 4)
     return downsample(bgra, n)[0]
