@@ -146,30 +146,28 @@ def of_preset(
             raise MetasimInputError(
                 where, ["render_size and image_size: give one (render at a size, or shrink to it)"]
             )
-        for key, img in spec.images.items():
-            if img.size is not None or img.render is None:
-                raise MetasimInputError(
-                    where,
-                    [f"render_size: observation.images.{key} is not a frame passed unresized at "
-                     "a declared render size"],
-                )  # fmt: skip
+        _check_unresized(spec, where, "render_size", "")
         rendered = {
             k: img.model_copy(update={"render": (render, render)}) for k, img in spec.images.items()
         }
         recorded = recorded.model_copy(update={"images": rendered})
     if size is not None:
-        shrunk = {}
-        for key, img in spec.images.items():
-            if img.size is not None or img.render is None:
-                raise MetasimInputError(
-                    where,
-                    [f"image_size: observation.images.{key} is not a frame passed unresized at "
-                     "a declared render size, so no checkpoint resizes it itself"],
-                )  # fmt: skip
-            fields = {"size": (size, size), "resize": "resize", "filter": "bilinear"}
-            shrunk[key] = img.model_copy(update=fields)
+        _check_unresized(spec, where, "image_size", ", so no checkpoint resizes it itself")
+        fields = {"size": (size, size), "resize": "resize", "filter": "bilinear"}
+        shrunk = {key: img.model_copy(update=fields) for key, img in spec.images.items()}
         recorded = recorded.model_copy(update={"images": shrunk})
     return Recording(recorded, name, load_task_text(data.get("task_text")))
+
+
+def _check_unresized(spec: ObservationSpec, where: str, option: str, why: str) -> None:
+    """`option` applies only to frames the preset passes unresized at a declared render size."""
+    for key, img in spec.images.items():
+        if img.size is not None or img.render is None:
+            raise MetasimInputError(
+                where,
+                [f"{option}: observation.images.{key} is not a frame passed unresized at a "
+                 f"declared render size{why}"],
+            )  # fmt: skip
 
 
 def frame_of(batch: dict[str, Any], j: int, action: np.ndarray, instruction: str) -> dict[str, Any]:

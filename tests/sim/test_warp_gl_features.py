@@ -17,9 +17,8 @@ pytest.importorskip("mujoco_warp", reason="the warp extra (mujoco-warp) is not i
 import mujoco
 
 from metasim.reference.images import psnr
-from metasim.scene.render_schema import RaytraceSpec
 from metasim.sim.warp.gl_reflection import Mirror, find_mirror
-from metasim.sim.warp.probe import render_model
+from tests.sim.gl_controls import opengl, scene, warp
 
 SIZE = (96, 96)
 
@@ -58,45 +57,28 @@ width="256" height="256"/><material name="floor" texture="t" texrepeat="24 24"/>
 <camera name="c" pos="0 -3 .5" xyaxes="1 0 0 0 .15 1" fovy="45"/></worldbody></mujoco>"""
 
 
-def _scene(xml: str) -> tuple[mujoco.MjModel, mujoco.MjData]:
-    m = mujoco.MjModel.from_xml_string(xml)
-    d = mujoco.MjData(m)
-    mujoco.mj_forward(m, d)
-    return m, d
-
-
-def _opengl(m: mujoco.MjModel, d: mujoco.MjData) -> np.ndarray:
-    with mujoco.Renderer(m, SIZE[1], SIZE[0]) as r:
-        r.update_scene(d, camera="c")
-        return r.render()
-
-
-def _warp(m: mujoco.MjModel, d: mujoco.MjData, **settings: object) -> np.ndarray:
-    return render_model(m, d, "c", SIZE, RaytraceSpec.model_validate(settings))
-
-
 def test_the_first_reflective_plane_or_box_is_the_mirror() -> None:
-    m, _ = _scene(MIRROR)
+    m, _ = scene(MIRROR)
     assert find_mirror(m) == Mirror(geom=0, lift=0.0, reflectance=0.5, half=(2.0, 2.0))
     spec = mujoco.MjSpec.from_string(MIRROR)
     spec.materials[0].reflectance = 0.0  # no reflective material: no mirror
     assert find_mirror(spec.compile()) is None
     box = MIRROR.replace('type="plane" size="2 2 .1"', 'type="box" size="2 2 .05"')
-    assert find_mirror(_scene(box)[0]) == Mirror(0, lift=0.05, reflectance=0.5, half=(2.0, 2.0))
+    assert find_mirror(scene(box)[0]) == Mirror(0, lift=0.05, reflectance=0.5, half=(2.0, 2.0))
 
 
 def test_reflection_matches_opengl() -> None:
-    m, d = _scene(MIRROR)
-    gl = _opengl(m, d)
-    on, off = _warp(m, d), _warp(m, d, reflections=False)
+    m, d = scene(MIRROR)
+    gl = opengl(m, d, SIZE)
+    on, off = warp(m, d, SIZE), warp(m, d, SIZE, reflections=False)
     # measured 39.1 dB with the reflection, 23.3 dB without
     assert psnr(gl, on) > 35.0
     assert psnr(gl, off) < 28.0
 
 
 def test_shadow_casting_light_drawn_in_its_own_pass() -> None:
-    m, d = _scene(SHADOW)
-    gl, rt = _opengl(m, d), _warp(m, d)
+    m, d = scene(SHADOW)
+    gl, rt = opengl(m, d, SIZE), warp(m, d, SIZE)
     floor = (slice(80, 96), slice(0, 16))  # a corner of lit floor, far from the pillar
     # The other lights alone saturate: in one pass the floor would show its texture.
     assert (gl[floor].reshape(-1, 3).mean(0) > TEXTURE + 10).all()
@@ -104,12 +86,12 @@ def test_shadow_casting_light_drawn_in_its_own_pass() -> None:
     # measured 37.3 dB (OpenGL's shadow_fraction 0; 37.0 at 0.3); without shadows the
     # light joins the others' pass and the floor shows its texture: 24.6 dB
     assert psnr(gl, rt) > 35.0
-    assert psnr(gl, _warp(m, d, shadows=False)) < 28.0
+    assert psnr(gl, warp(m, d, SIZE, shadows=False)) < 28.0
 
 
 def test_mipmaps_match_opengl_at_a_grazing_angle() -> None:
-    m, d = _scene(GRAZING)
-    gl = _opengl(m, d)
+    m, d = scene(GRAZING)
+    gl = opengl(m, d, SIZE)
     # measured 31.4 dB with mipmaps, 25.4 dB with the full-size texture
-    assert psnr(gl, _warp(m, d)) > 30.0
-    assert psnr(gl, _warp(m, d, mipmaps=False)) < 27.0
+    assert psnr(gl, warp(m, d, SIZE)) > 30.0
+    assert psnr(gl, warp(m, d, SIZE, mipmaps=False)) < 27.0

@@ -22,8 +22,8 @@ from metasim.scene.render_schema import RaytraceSpec
 from metasim.sim.warp import probe
 from metasim.sim.warp.gl_shading import render_module
 from metasim.sim.warp.gl_translucent import find_glass
-from metasim.sim.warp.probe import render_model
 from metasim.sim.warp.trace import scene_glass
+from tests.sim.gl_controls import opengl, scene, warp
 
 pytestmark = pytest.mark.slow
 
@@ -40,20 +40,7 @@ GLASS = """<mujoco><visual><headlight ambient=".3 .3 .3" diffuse=".4 .4 .4"/></v
 
 def _scene(alpha: float = 0.4, group: int = 1) -> tuple[mujoco.MjModel, mujoco.MjData]:
     xml = GLASS.replace("ALPHA", str(alpha)).replace("GROUP", str(group))
-    m = mujoco.MjModel.from_xml_string(xml)
-    d = mujoco.MjData(m)
-    mujoco.mj_forward(m, d)
-    return m, d
-
-
-def _opengl(m: mujoco.MjModel, d: mujoco.MjData) -> np.ndarray:
-    with mujoco.Renderer(m, SIZE[1], SIZE[0]) as r:
-        r.update_scene(d, camera="c")
-        return r.render()
-
-
-def _warp(m: mujoco.MjModel, d: mujoco.MjData, **settings: object) -> np.ndarray:
-    return render_model(m, d, "c", SIZE, RaytraceSpec.model_validate(settings))
+    return scene(xml)
 
 
 def test_translucent_geoms_are_those_opengl_blends() -> None:
@@ -69,11 +56,11 @@ def test_translucent_geoms_are_those_opengl_blends() -> None:
 
 def test_translucent_box_matches_opengl() -> None:
     m, d = _scene()
-    gl = _opengl(m, d)
+    gl = opengl(m, d, SIZE)
     # measured 38.2 dB blended (interior pixels within 1 level; the rest is the edges'
     # anti-aliasing), 21.8 dB drawn opaque
-    assert psnr(gl, _warp(m, d)) > 35.0
-    assert psnr(gl, _warp(m, d, translucent=False)) < 25.0
+    assert psnr(gl, warp(m, d, SIZE)) > 35.0
+    assert psnr(gl, warp(m, d, SIZE, translucent=False)) < 25.0
 
 
 def test_scene_without_translucent_geoms_keeps_its_kernels_and_image(
@@ -83,9 +70,9 @@ def test_scene_without_translucent_geoms_keeps_its_kernels_and_image(
     assert scene_glass(m, RaytraceSpec()) is None
     plain = render_module(False)
     assert plain is not None and "glass" not in Path(str(plain.__file__)).read_text()
-    image = _warp(m, d)  # the module without the edits, as before them
-    np.testing.assert_array_equal(image, _warp(m, d, translucent=False))
+    image = warp(m, d, SIZE)  # the module without the edits, as before them
+    np.testing.assert_array_equal(image, warp(m, d, SIZE, translucent=False))
     # the edits are inert where a scene has no translucent geom: the edited module renders
     # the same image bit for bit
     monkeypatch.setattr(probe, "render_module", lambda translucent=False: render_module(True))
-    np.testing.assert_array_equal(image, _warp(m, d))
+    np.testing.assert_array_equal(image, warp(m, d, SIZE))
